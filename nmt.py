@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""Command-line entry: ``python3 nmt.py --do_training|--do_testing|--query ... --working_dir=DIR``."""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's start-up chatter is not for users
+
+from nmtcore.cli import main  # noqa: E402
+
+
+def models():
+    """--model names -> classes; the core knows no model, new models register here."""
+    from rnnpb import BoundRNNPB
+    from seq2seq import EncoderDecoder
+    return {"encdec": EncoderDecoder, "rnnpbnmt": BoundRNNPB}
+
+
+if __name__ == "__main__":
+    sys.exit(main(models()))

@@ -1,0 +1,182 @@
+"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query.
+
+Flags keep the thesis's names so that its run scripts work unchanged. Unknown flags and invalid
+values are errors; a UserError anywhere becomes one line on stderr and exit status 1.
+"""
+
+import argparse
+import os
+import sys
+
+# Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
+TRAINING_DEFAULTS = dict(
+    model="rnnpbnmt", embedding_size=128, units=256, num_layers=2, learning_rate=0.001,
+    pb_learning_rate=0.01, batch_size=64, gradient_clip=1.0, early_stopping_steps=20,
+    max_epochs=200, vocab1_max=None, vocab2_max=None, num_PB=128, binding_strength=1.0,
+    bind_hard=False, autoencode=False, reverse_source=False, dropout=0.0, sigma=0.0,
+    p_reset=0.0, p_mono=0.0, seed=1234)
+INFERENCE_DEFAULTS = dict(
+    beam_size=10, max_trans_ratio=1.5, max_recog_epochs=100, recog_stop="early",
+    recog_patience=3, recog_epsilon=1e-4, recog_grad_threshold=1.0, test_batch_size=256)
+MODEL_ALIASES = {"rnnpbmt": "rnnpbnmt", "rnnpbmmt": "rnnpbnmt"}  # spellings in the thesis listings
+
+
+def _flag(parser, name, kind, help_text, choices=None):
+    if kind is bool:
+        parser.add_argument(f"--{name}", action="store_true", default=None, help=help_text)
+    else:
+        parser.add_argument(f"--{name}", type=kind, default=None, help=help_text, choices=choices)
+
+
+def build_parser(model_names):
+    p = argparse.ArgumentParser(prog="nmt.py", allow_abbrev=False,
+                                description="Bound-RNNPB and seq-to-seq neural machine translation.")
+    mode = p.add_argument_group("what to do")
+    mode.add_argument("--do_training", action="store_true", help="train a model into --working_dir")
+    mode.add_argument("--do_testing", action="store_true", help="translate --test_set and score BLEU")
+    mode.add_argument("--query", help="translate this raw sentence ('-': one sentence per stdin line)")
+    mode.add_argument("--working_dir", required=True, help="where the model and its statistics live")
+    mode.add_argument("--device", choices=["cpu", "gpu", "auto"], default="auto",
+                      help="cpu hides every GPU (the thesis tested on cpu)")
+    mode.add_argument("--distribute", choices=["none", "mirrored", "multiworker"], default="none",
+                      help="train with tf.distribute (multiworker reads TF_CONFIG)")
+    data = p.add_argument_group("data")
+    for name in ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2", "test_set"):
+        data.add_argument(f"--{name}", help="tokenized text, one sentence per line")
+    data.add_argument("--test_ref", help="reference of --test_set (default: its counterpart, test.en -> test.de)")
+    model = p.add_argument_group("model and training (saved in hparams.json)")
+    _flag(model, "model", str, "model type", choices=sorted(set(model_names) | set(MODEL_ALIASES)))
+    for name, kind, text in [
+            ("embedding_size", int, "word embedding size"), ("units", int, "LSTM units per layer"),
+            ("num_layers", int, "LSTM layers"), ("learning_rate", float, "network weights' learning rate"),
+            ("pb_learning_rate", float, "PB learning rate (training and recognition)"),
+            ("batch_size", int, "sentences per training batch"), ("gradient_clip", float, "global-norm clip"),
+            ("early_stopping_steps", int, "epochs without dev improvement before stopping"),
+            ("max_epochs", int, "upper bound on epochs"), ("vocab1_max", int, "source vocabulary size"),
+            ("vocab2_max", int, "target vocabulary size"), ("num_PB", int, "PB vector size"),
+            ("binding_strength", float, "soft binding strength alpha"), ("bind_hard", bool, "share one PB table"),
+            ("autoencode", bool, "one RNNPB is both A and B"), ("reverse_source", bool, "reverse encoder input"),
+            ("dropout", float, "dropout on every LSTM layer's inputs"), ("sigma", float, "PB noise std"),
+            ("p_reset", float, "per-epoch PB reset probability"), ("p_mono", float, "monolingual batch probability"),
+            ("seed", int, "random seed")]:
+        _flag(model, name, kind, text)
+    inference = p.add_argument_group("translation and recognition (may be changed at test time)")
+    for name, kind, text, choices in [
+            ("beam_size", int, "beam width (1 = greedy)", None),
+            ("max_trans_ratio", float, "max output length / source length", None),
+            ("max_recog_epochs", int, "recognition iteration cap", None),
+            ("recog_stop", str, "recognition stopping: early (epsilon/patience), fixed, grad_norm",
+             ["early", "fixed", "grad_norm"]),
+            ("recog_patience", int, "early: iterations without improvement", None),
+            ("recog_epsilon", float, "early: smallest improvement that counts", None),
+            ("recog_grad_threshold", float, "grad_norm: stop below this gradient L2 norm", None),
+            ("test_batch_size", int, "sentences translated at once", None)]:
+        _flag(inference, name, kind, text, choices)
+    inference.add_argument("--reverse_translation", action="store_true",
+                           help="translate B->A with a bound RNNPB (the model is symmetric)")
+    return p
+
+
+# Valid ranges: (name, lowest, highest, lowest included).
+RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layers", 1, 100, True),
+          ("learning_rate", 0, 10, False), ("pb_learning_rate", 0, 1e3, False), ("batch_size", 1, 1e6, True),
+          ("gradient_clip", 0, 1e9, False), ("early_stopping_steps", 1, 1e6, True), ("max_epochs", 1, 1e6, True),
+          ("vocab1_max", 1, 1e8, True), ("vocab2_max", 1, 1e8, True), ("num_PB", 1, 1e5, True),
+          ("binding_strength", 0, 1e9, True), ("dropout", 0, 1, True), ("sigma", 0, 1e3, True),
+          ("p_reset", 0, 1, True), ("p_mono", 0, 1, True), ("beam_size", 1, 1000, True),
+          ("max_trans_ratio", 0, 100, False), ("max_recog_epochs", 1, 1e6, True), ("recog_patience", 1, 1e6, True),
+          ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("test_batch_size", 1, 1e6, True)]
+
+
+def check_ranges(values):
+    from nmtcore.errors import UserError
+    for name, low, high, closed in RANGES:
+        v = values.get(name)
+        if v is None:
+            continue
+        if (v < low if closed else v <= low) or v > high or v != v:
+            bound = f"{'>=' if closed else '>'} {low:g} and <= {high:g}"
+            raise UserError(f"--{name}={v}: must be {bound}")
+        if name == "dropout" and v >= 1:
+            raise UserError(f"--dropout={v}: must be below 1")
+
+
+def main(models, argv=None):
+    """Entry point; ``models`` maps --model names to NMTModel subclasses."""
+    args = build_parser(models).parse_args(argv)
+    if not (args.do_training or args.do_testing or args.query is not None):
+        print("error: nothing to do: give --do_training, --do_testing and/or --query", file=sys.stderr)
+        return 2
+    from nmtcore.errors import UserError
+    try:
+        run(models, args)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def run(models, args):
+    if args.device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+    from nmtcore import prediction, workdir
+    from nmtcore.errors import UserError
+
+    given = {k: v for k, v in vars(args).items() if v is not None}
+    if "model" in given:
+        given["model"] = MODEL_ALIASES.get(given["model"], given["model"])
+    check_ranges(given)
+    if args.do_training:
+        train_command(models, given, args)
+    if args.do_testing or args.query is not None:
+        overrides = {k: given[k] for k in INFERENCE_DEFAULTS if k in given}
+        model = workdir.load_model(args.working_dir, models, overrides)
+        if args.do_testing:
+            if not args.test_set:
+                raise UserError("--do_testing needs --test_set")
+            prediction.test(model, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
+        if args.query is not None:
+            prediction.query(model, args.query, args.reverse_translation)
+
+
+def _strategy(name):
+    import tensorflow as tf
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy()
+    if name == "multiworker":
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    return tf.distribute.get_strategy()
+
+
+def train_command(models, given, args):
+    from nmtcore import corpus as corpus_lib, training, workdir
+    from nmtcore.errors import UserError
+    from nmtcore.prediction import language_of
+
+    if workdir.is_trained(args.working_dir):
+        raise UserError(f"--working_dir={args.working_dir} already holds a trained model; "
+                        "choose a new directory (nothing was changed)")
+    for name in ("train_set1", "train_set2", "dev_set1", "dev_set2"):
+        if not given.get(name):
+            raise UserError(f"--do_training needs --{name}")
+    params = dict(TRAINING_DEFAULTS, **INFERENCE_DEFAULTS)
+    params.update({k: v for k, v in given.items() if k in params})
+    if params["autoencode"]:
+        params["bind_hard"] = True
+    corpus = corpus_lib.load(given, params)
+    params.update(lang1=language_of(given["train_set1"]), lang2=language_of(given["train_set2"]),
+                  **{k: given.get(k) for k in ("train_set1", "train_set2", "dev_set1", "dev_set2",
+                                                "mono_set1", "mono_set2")},
+                  **corpus.sizes())
+    if params["model"] not in models:
+        raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
+    strategy = _strategy(args.distribute)
+    with strategy.scope():
+        model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)
+    workdir.save_setup(args.working_dir, params, corpus.vocab1, corpus.vocab2)
+    print(f"training {params['model']} on {params['num_train']} sentence pairs into {args.working_dir}")
+    with strategy.scope():
+        training.train(model, corpus, args.working_dir)

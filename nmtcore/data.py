@@ -1,0 +1,96 @@
+"""Reading tokenized text files and turning them into padded ``tf.data`` batches.
+
+A batch is a dict: ``index`` (B,) the sentence numbers in their file (the RNNPB looks up its PB
+rows with them), ``src`` and ``tgt`` (B, T) word ids with ``<end>`` appended and ``<pad>`` (0)
+after it. Models derive decoder inputs by shifting in ``<start>``.
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from nmtcore.errors import UserError
+from nmtcore.vocabulary import END_ID, PAD_ID
+
+
+def read_sentences(path, allow_empty=False):
+    """Read one tokenized sentence per line (UTF-8, LF or CRLF, optional BOM) as token lists.
+
+    Raises a UserError naming file and line for a missing file, undecodable bytes or, unless
+    ``allow_empty``, an empty line: an empty sentence in a corpus is almost always a broken file.
+    """
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    lines = raw.split(b"\n")
+    if lines and lines[-1] in (b"", b"\r"):
+        lines.pop()
+    sentences = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
+        tokens = text.split()
+        if not tokens and not allow_empty:
+            raise UserError(f"{path}:{number}: empty line")
+        sentences.append(tokens)
+    if not sentences and not allow_empty:
+        raise UserError(f"{path}: file is empty")
+    return sentences
+
+
+def read_parallel(path1, path2):
+    """Read two line-aligned files; a different number of lines is an error naming both."""
+    side1, side2 = read_sentences(path1), read_sentences(path2)
+    if len(side1) != len(side2):
+        raise UserError(
+            f"{path1} has {len(side1)} lines but {path2} has {len(side2)}: "
+            "parallel files must be line-aligned")
+    return side1, side2
+
+
+def encode_all(vocab, sentences):
+    """Sentences as id arrays with ``<end>`` appended (the form every batch carries)."""
+    return [np.array(vocab.encode(s) + [END_ID], dtype=np.int32) for s in sentences]
+
+
+def _ragged(id_arrays):
+    lengths = [len(a) for a in id_arrays]
+    flat = np.concatenate(id_arrays) if id_arrays else np.zeros([0], np.int32)
+    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+
+
+def make_dataset(src, tgt=None, batch_size=64, shuffle=False, seed=None, indices=None):
+    """Padded batches of encoded sentences (see the module docstring for the batch layout).
+
+    ``tgt`` may be None for monolingual or test data. With ``shuffle`` the order changes every
+    epoch (reshuffled on each iteration of the dataset) but is fixed by ``seed``.
+    """
+    if indices is None:
+        indices = np.arange(len(src), dtype=np.int32)
+    columns = {"index": tf.constant(indices, tf.int32), "src": _ragged(src)}
+    if tgt is not None:
+        columns["tgt"] = _ragged(tgt)
+    ds = tf.data.Dataset.from_tensor_slices(columns)
+    if shuffle:
+        ds = ds.shuffle(len(src), seed=seed, reshuffle_each_iteration=True)
+    # Slices of a ragged column are ragged; padded_batch wants dense ones.
+    ds = ds.map(lambda ex: {k: v.to_tensor() if isinstance(v, tf.RaggedTensor) else v
+                            for k, v in ex.items()})
+    padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
+    padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
+    return ds.padded_batch(batch_size, padded_shapes=padded_shapes,
+                           padding_values=padding_values).prefetch(tf.data.AUTOTUNE)
+
+
+def batch_spec(with_target=True):
+    """The TensorSpec of a batch, so that compiled steps trace once for all lengths."""
+    spec = {"index": tf.TensorSpec([None], tf.int32), "src": tf.TensorSpec([None, None], tf.int32)}
+    if with_target:
+        spec["tgt"] = tf.TensorSpec([None, None], tf.int32)
+    return spec

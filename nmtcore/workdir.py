@@ -1,0 +1,68 @@
+"""What a working directory holds, and how a trained model is saved to and loaded from it.
+
+    hparams.json         every model hyperparameter and the data it was trained on
+    vocab1.txt vocab2.txt  source and target vocabularies, one word per line, id = line number
+    best/                TensorFlow checkpoint of the best dev epoch's weights (and PB tables)
+    training_stats.json  per-epoch train/dev perplexity and seconds
+    test_trans.txt testing_stats.json   written by --do_testing
+"""
+
+import json
+import os
+
+import tensorflow as tf
+
+from nmtcore.errors import UserError
+from nmtcore.training import write_json
+from nmtcore.vocabulary import Vocabulary
+
+HPARAMS = "hparams.json"
+
+
+def is_trained(working_dir):
+    return os.path.isfile(os.path.join(working_dir, HPARAMS))
+
+
+def save_setup(working_dir, params, vocab1, vocab2):
+    """Write what is needed to rebuild the model: hyperparameters and vocabularies."""
+    os.makedirs(working_dir, exist_ok=True)
+    vocab1.save(os.path.join(working_dir, "vocab1.txt"))
+    vocab2.save(os.path.join(working_dir, "vocab2.txt"))
+    write_json(os.path.join(working_dir, HPARAMS), params)
+
+
+def load_params(working_dir):
+    path = os.path.join(working_dir, HPARAMS)
+    if not os.path.isdir(working_dir):
+        raise UserError(f"--working_dir={working_dir}: no such directory")
+    if not os.path.isfile(path):
+        raise UserError(f"{path} missing: --working_dir holds no trained model (train with --do_training)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            params = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: corrupted ({e})") from None
+    if not isinstance(params, dict) or "model" not in params:
+        raise UserError(f"{path}: corrupted (no model type)")
+    return params
+
+
+def load_model(working_dir, models, overrides=None):
+    """Rebuild the model of ``working_dir`` with its best weights.
+
+    ``models`` maps --model names to classes; ``overrides`` replaces inference-time settings
+    (beam size, recognition iterations, ...) given on the command line.
+    """
+    params = load_params(working_dir)
+    params.update(overrides or {})
+    vocab1 = Vocabulary.load(os.path.join(working_dir, "vocab1.txt"))
+    vocab2 = Vocabulary.load(os.path.join(working_dir, "vocab2.txt"))
+    model = models[params["model"]](params, vocab1, vocab2)
+    checkpoint = tf.train.latest_checkpoint(os.path.join(working_dir, "best"))
+    if checkpoint is None:
+        raise UserError(f"{working_dir}/best: no saved weights (training never finished an epoch)")
+    try:
+        tf.train.Checkpoint(model=model).read(checkpoint).assert_existing_objects_matched().expect_partial()
+    except (tf.errors.OpError, AssertionError, ValueError) as e:
+        raise UserError(f"{checkpoint}: cannot restore weights ({str(e).splitlines()[0]})") from None
+    return model

@@ -1,0 +1,5 @@
+"""The bound RNNPB model (``--model=rnnpbnmt``): two RNNPB language models with bound PB spaces."""
+
+from rnnpb.model import BoundRNNPB
+
+__all__ = ["BoundRNNPB"]

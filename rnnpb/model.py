@@ -1,0 +1,96 @@
+"""The bound RNNPB translation model: RNNPB A (source language) and RNNPB B (target language).
+
+Training fits both language models and their PB tables jointly, bound so that a sentence pair
+shares (hard) or nearly shares (soft) its PB. Translation recognises the source's PB in A and
+generates from it in B; B->A is the same with the roles swapped.
+"""
+
+import tensorflow as tf
+
+from nmtcore.model import NMTModel
+from rnnpb.binding import PBTables, binding_loss
+from rnnpb.language_model import RNNPBLanguageModel
+from rnnpb.recognition import RecognitionSettings, recognize
+
+
+class BoundRNNPB(NMTModel):
+    """``--model=rnnpbnmt``; with ``--autoencode`` one RNNPB is both A and B."""
+
+    reversible = True
+
+    def __init__(self, params, vocab1, vocab2):
+        super().__init__(params, vocab1, vocab2)
+        p = params
+
+        def language_model(vocab, name):
+            return RNNPBLanguageModel(len(vocab), p["embedding_size"], p["units"], p["num_layers"],
+                                      p["num_PB"], p["dropout"], p["sigma"], name=name)
+
+        self.lm_a = language_model(vocab1, "rnnpb_a")
+        self.lm_b = self.lm_a if p["autoencode"] else language_model(vocab2, "rnnpb_b")
+        self.pbs = PBTables(p["num_train"], p["num_PB"], p["bind_hard"], p["num_mono1"], p["num_mono2"])
+
+    @property
+    def recognition(self):
+        return RecognitionSettings.from_params(self.params)
+
+    def variable_groups(self):
+        """Network weights and PB tables: separate LazyAdams, learning rates and clipping."""
+        weights = {id(v): v for lm in (self.lm_a, self.lm_b) for v in lm.trainable_variables}
+        return [(list(weights.values()), self.params["learning_rate"]),
+                (self.pbs.tables, self.params["pb_learning_rate"])]
+
+    def sentence_losses(self, batch, training, kind):
+        index = batch["index"]
+        if kind == "mono1":
+            ce, tokens = self.lm_a.sentence_losses(batch["src"], tf.gather(self.pbs.mono_a, index), training)
+            return ce, 0.0, {"cross_entropy_a": ce, "perplexity": tf.exp(ce / tokens)}
+        if kind == "mono2":
+            ce, tokens = self.lm_b.sentence_losses(batch["src"], tf.gather(self.pbs.mono_b, index), training)
+            return ce, 0.0, {"cross_entropy_b": ce, "perplexity": tf.exp(ce / tokens)}
+        pb_a = tf.gather(self.pbs.a, index)
+        ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, training)
+        if self.params["autoencode"]:  # one model, one sentence: A's loss is B's
+            return ce_a, 0.0, {"cross_entropy_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
+        pb_b = pb_a if self.pbs.hard else tf.gather(self.pbs.b, index)
+        ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb_b, training)
+        terms = {"cross_entropy_a": ce_a, "cross_entropy_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
+        if self.pbs.hard:
+            return ce_a + ce_b, 0.0, terms
+        bind = binding_loss(pb_a, pb_b, self.params["binding_strength"])
+        terms["bound_distance"] = tf.norm(pb_a - pb_b, axis=1)
+        return ce_a + ce_b, bind, terms
+
+    def epoch_batches(self, corpus, rng):
+        """Parallel batches; before each, with probability p_mono, monolingual batches for A and B."""
+        p_mono = self.params["p_mono"]
+        monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
+                 if data and (kind == "mono1" or not self.params["autoencode"])]
+        mono_iterators = {kind: iter(self._endless(kind, data)) for kind, data in monos}
+        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt):
+            while p_mono > 0 and monos and rng.random() < p_mono:
+                for kind, _ in monos:
+                    yield kind, next(mono_iterators[kind])
+            yield "parallel", batch
+
+    def _endless(self, kind, data):
+        while True:
+            yield from self.dataset(kind, data)
+
+    def on_epoch_end(self, epoch, rng):
+        if self.params["p_reset"] > 0:
+            self.pbs.reset(self.params["p_reset"], rng)
+
+    def recognize(self, src, reverse=False, record=False):
+        """Recognise PBs of encoded sentences ``src`` (B, T) in A (in B when ``reverse``)."""
+        return recognize(self.lm_b if reverse else self.lm_a, src, self.recognition, record)
+
+    def score_targets(self, batch):
+        pb = self.recognize(batch["src"])["pb"]
+        return self.lm_b.sentence_losses(batch["tgt"], pb)
+
+    def decoder_start(self, src, reverse):
+        return (self.lm_a if reverse else self.lm_b).start_state(self.recognize(src, reverse)["pb"])
+
+    def decoder_step(self, tokens, state, reverse):
+        return (self.lm_a if reverse else self.lm_b).step(tokens, state)
