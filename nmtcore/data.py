@@ -14,6 +14,9 @@ from nmtcore.errors import UserError
 from nmtcore.vocabulary import END_ID, PAD_ID
 
 
+BUCKET_BOUNDARIES = [6, 8, 10, 12, 15, 20, 30, 50]
+
+
 def read_sentences(path, allow_empty=False):
     """Read one tokenized sentence per line (UTF-8, LF or CRLF, optional BOM) as token lists.
 
@@ -68,8 +71,9 @@ def _ragged(id_arrays):
 def make_dataset(src, tgt=None, batch_size=64, shuffle=False, seed=None, indices=None):
     """Padded batches of encoded sentences (see the module docstring for the batch layout).
 
-    ``tgt`` may be None for monolingual or test data. With ``shuffle`` the order changes every
-    epoch (reshuffled on each iteration of the dataset) but is fixed by ``seed``.
+    ``tgt`` may be None for monolingual or test data. With ``shuffle`` (training) the order
+    changes every epoch but is fixed by ``seed``, and batches are drawn from length buckets;
+    without it, batches keep the file order.
     """
     if indices is None:
         indices = np.arange(len(src), dtype=np.int32)
@@ -84,8 +88,15 @@ def make_dataset(src, tgt=None, batch_size=64, shuffle=False, seed=None, indices
                             for k, v in ex.items()})
     padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
     padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
-    return ds.padded_batch(batch_size, padded_shapes=padded_shapes,
-                           padding_values=padding_values).prefetch(tf.data.AUTOTUNE)
+    if shuffle:
+        # Batches of similar lengths waste less time on padding; the order stays random.
+        ds = ds.apply(tf.data.experimental.bucket_by_sequence_length(
+            lambda ex: tf.reduce_max([tf.shape(v)[0] for k, v in ex.items() if k != "index"]),
+            BUCKET_BOUNDARIES, [batch_size] * (len(BUCKET_BOUNDARIES) + 1),
+            padded_shapes=padded_shapes, padding_values=padding_values))
+    else:
+        ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def batch_spec(with_target=True):

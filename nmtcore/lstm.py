@@ -25,14 +25,13 @@ class StackedLSTM(tf.keras.layers.Layer):
 
     def build(self, input_shape):
         in_dim = int(input_shape[-1])
-        glorot, orthogonal = tf.keras.initializers.GlorotUniform(), tf.keras.initializers.Orthogonal()
         forget_one = tf.concat([tf.zeros([self.units]), tf.ones([self.units]), tf.zeros([2 * self.units])], 0)
         self.kernels, self.recurrent_kernels, self.biases = [], [], []
         for layer in range(self.num_layers):
             layer_in = in_dim + self.constant_dim if layer == 0 else self.units
-            self.kernels.append(self.add_weight(f"kernel_{layer}", [layer_in, 4 * self.units], initializer=glorot))
+            self.kernels.append(self.add_weight(f"kernel_{layer}", [layer_in, 4 * self.units], initializer="glorot_uniform"))
             self.recurrent_kernels.append(self.add_weight(
-                f"recurrent_kernel_{layer}", [self.units, 4 * self.units], initializer=orthogonal))
+                f"recurrent_kernel_{layer}", [self.units, 4 * self.units], initializer="orthogonal"))
             self.biases.append(self.add_weight(
                 f"bias_{layer}", [4 * self.units], initializer=lambda shape, dtype=None: forget_one))
         super().build(input_shape)

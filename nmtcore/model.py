@@ -54,7 +54,7 @@ class NMTModel(tf.Module):
         # A plain namespace, so that checkpoints of the model hold its variables only: optimiser
         # slots, compiled functions and datasets are run-time state saved (or not) by the trainer.
         self._cache = types.SimpleNamespace(
-            optimizers=None, train_steps={}, datasets={}, search_fns={},
+            strategy=tf.distribute.get_strategy(), optimizers=None, train_steps={}, datasets={}, search_fns={},
             score_fn=tf.function(self.score_targets, input_signature=[batch_spec()]))
 
     # ----- what a model implements --------------------------------------------------------------
@@ -91,7 +91,8 @@ class NMTModel(tf.Module):
     # ----- shared machinery -----------------------------------------------------------------------
     @property
     def strategy(self):
-        return tf.distribute.get_strategy()
+        """The tf.distribute strategy the model was built under (the default one if none)."""
+        return self._cache.strategy
 
     def dataset(self, name, src, tgt=None):
         """The shuffled training dataset of batch kind ``name``, built once and distributed over
@@ -106,7 +107,8 @@ class NMTModel(tf.Module):
     @property
     def optimizers(self):
         if self._cache.optimizers is None:
-            self._cache.optimizers = [addons.lazy_adam(lr, vs) for vs, lr in self.variable_groups()]
+            with self.strategy.scope():
+                self._cache.optimizers = [addons.lazy_adam(lr, vs) for vs, lr in self.variable_groups()]
         return self._cache.optimizers
 
     def _replica_step(self, batch, kind):
@@ -183,12 +185,15 @@ class NMTModel(tf.Module):
         if reverse and not self.reversible:
             raise UserError(f"--reverse_translation: model {self.params['model']} translates one way only")
         fn = self._search_fn(beam_size, reverse)
-        outputs, scores = [], []
-        for batch in make_dataset(src, batch_size=batch_size):
+        # Sorted by length, batches carry little padding; results go back to input order.
+        order = np.argsort([len(s) for s in src], kind="stable")
+        outputs, scores = [None] * len(src), np.zeros([len(src)])
+        for batch in make_dataset([src[i] for i in order], batch_size=batch_size, indices=order.astype(np.int32)):
             ids, score = fn(batch["src"])
-            outputs.extend(ids.numpy())
-            scores.append(score.numpy())
-        return outputs, np.concatenate(scores) if scores else np.zeros([0])
+            for row, i in enumerate(batch["index"].numpy()):
+                outputs[i] = ids[row].numpy()
+                scores[i] = score[row].numpy()
+        return outputs, scores
 
     def translate(self, sentences, beam_size, reverse=False, batch_size=64):
         """Tokenized sentences (token lists) -> tokenized translations (token lists)."""

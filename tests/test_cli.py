@@ -1,0 +1,115 @@
+"""The command line as users run it: training, testing, querying, and its errors."""
+
+import json
+
+import numpy as np
+import pytest
+from sacremoses import MosesDetokenizer, MosesTokenizer
+
+from nmtcore import workdir
+from nmtcore.data import encode_all, read_sentences
+from nmtcore.metrics import bleu
+
+from conftest import SHARED_DATA, models, run_nmt, train_args
+
+
+def test_training_writes_a_complete_working_directory(trained_encdec):
+    for name in ("hparams.json", "vocab1.txt", "vocab2.txt", "training_stats.json"):
+        assert (trained_encdec / name).is_file()
+    stats = json.loads((trained_encdec / "training_stats.json").read_text())
+    assert len(stats["epochs"]) == 4
+    row = stats["epochs"][0]
+    assert row["train_perplexity"] > 1 and row["dev_perplexity"] > 1 and row["seconds"] > 0
+    assert stats["epochs"][-1]["train_perplexity"] < row["train_perplexity"]
+    assert stats["best_dev_perplexity"] == min(r["dev_perplexity"] for r in stats["epochs"])
+    assert not list(trained_encdec.rglob("*.pkl")) and not list(trained_encdec.rglob("*.pickle"))
+
+
+def test_testing_writes_translations_and_bleu(trained_encdec, demo_data):
+    proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
+    stats = json.loads((trained_encdec / "testing_stats.json").read_text())
+    hyps = (trained_encdec / "test_trans.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    refs = [" ".join(s) for s in read_sentences(demo_data / "test.de")]
+    assert len(hyps) == len(refs) == stats["sentences"]
+    assert stats["bleu"] == pytest.approx(bleu(hyps, refs))
+    assert stats["testing_time"] > 0 and f"BLEU = {stats['bleu']:.2f}" in proc.stdout
+
+
+def test_restored_model_translates_like_the_command_line(trained_encdec, demo_data):
+    run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
+    first = (trained_encdec / "test_trans.txt").read_text()
+    run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
+    assert (trained_encdec / "test_trans.txt").read_text() == first
+    model = workdir.load_model(str(trained_encdec), models())
+    again = [" ".join(t) for t in model.translate(read_sentences(demo_data / "test.en"), beam_size=10)]
+    assert "\n".join(again) + "\n" == first
+
+
+def test_beam_ten_is_at_least_as_probable_as_greedy(trained_encdec, demo_data):
+    model = workdir.load_model(str(trained_encdec), models())
+    src = encode_all(model.vocab1, read_sentences(demo_data / "test.en"))
+    _, greedy = model.translate_ids(src, beam_size=1)
+    _, beam = model.translate_ids(src, beam_size=10)
+    assert np.mean(beam) >= np.mean(greedy)
+    assert np.all(beam >= greedy - 1e-4)  # a wider beam may only find more probable outputs here
+
+
+def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
+    model = workdir.load_model(str(trained_encdec), models())
+    expected = {}
+    for text in ("The old man sees a dog.", "I know that a cat runs."):
+        words = MosesTokenizer(lang="en").tokenize(text, escape=True)
+        expected[text] = MosesDetokenizer(lang="de").detokenize(model.translate([words], beam_size=10)[0])
+    proc = run_nmt("--query=The old man sees a dog.", f"--working_dir={trained_encdec}")
+    assert proc.stdout == expected["The old man sees a dog."] + "\n"
+    proc = run_nmt("--query=-", f"--working_dir={trained_encdec}",
+                   stdin="The old man sees a dog.\n\nI know that a cat runs.\n")
+    assert proc.stdout.split("\n") == [expected["The old man sees a dog."], "", expected["I know that a cat runs."], ""]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--do_testing", "--test_set=x.en"], "hparams.json missing"),
+    (["--do_testing", "--bogus_flag=1"], "unrecognized arguments: --bogus_flag=1"),
+    (["--query=hi", "--beam_size=0"], "--beam_size=0: must be >= 1"),
+    (["--do_training", "--p_reset=2", "--train_set1=a"], "--p_reset=2.0: must be >= 0 and <= 1"),
+])
+def test_bad_flags_and_empty_working_dir_give_one_line_errors(tmp_path, flags, message):
+    proc = run_nmt(*flags, f"--working_dir={tmp_path}", check=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
+    short = tmp_path / "short.de"
+    short.write_text("Nur eine Zeile .\n", encoding="utf-8")
+    proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), f"--train_set2={short}", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "has 400 lines but" in proc.stderr and "short.de has 1" in proc.stderr
+    proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), f"--dev_set1={tmp_path}/missing.en",
+                   check=False)
+    assert proc.returncode == 1 and "missing.en: no such file" in proc.stderr
+
+
+def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
+    before = {p: p.read_bytes() for p in trained_encdec.rglob("*") if p.is_file() and p.name != "test_trans.txt"
+              and p.name != "testing_stats.json"}
+    proc = run_nmt(*train_args(demo_data, trained_encdec, "--model=encdec"), check=False)
+    assert proc.returncode == 1 and "already holds a trained model" in proc.stderr
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_thesis_command_line_runs_unchanged(tmp_path):
+    """Listing 4 (experiment III, seq-to-seq) on the thesis data, shrunk to one small epoch."""
+    data = SHARED_DATA / "easy/easy20000"
+    wd = tmp_path / "encdec20000"
+    wd.mkdir()  # the listings create their working directories first
+    run_nmt("--do_training", "--embedding_size=128", "--units=256", "--num_layers=2", "--learning_rate=0.001",
+            "--batch_size=64", "--max_trans_ratio=1.5", "--gradient_clip=1.0", "--beam_size=10",
+            "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--reverse_source",
+            "--model=encdec", f"--train_set1={data}/train.en", f"--train_set2={data}/train.de",
+            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.de", f"--working_dir={wd}",
+            # shrunk for the test:
+            "--max_epochs=1", "--units=16", "--embedding_size=8", "--batch_size=256")
+    proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={data}/test.en", f"--working_dir={wd}")
+    assert "BLEU = " in proc.stdout
+    assert json.loads((wd / "testing_stats.json").read_text())["sentences"] == 2000

@@ -1,0 +1,181 @@
+"""The bound RNNPB: PB tables, binding, regularisers, recognition and translation both ways."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from nmtcore import workdir
+from nmtcore.data import encode_all, make_dataset, read_sentences
+from nmtcore.vocabulary import Vocabulary
+from rnnpb import BoundRNNPB
+from rnnpb.recognition import RecognitionSettings, recognize
+
+from conftest import SHARED_DATA, models, run_nmt, tiny_params, train_args
+
+VOCAB = Vocabulary([f"w{i}" for i in range(30)])
+
+
+def make_model(num_train=32, **overrides):
+    tf.random.set_seed(overrides.pop("seed", 0))
+    return BoundRNNPB(tiny_params(model="rnnpbnmt", num_train=num_train, **overrides), VOCAB, VOCAB)
+
+
+def random_corpus(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(n)]
+
+
+def first_batch(src, tgt=None, size=None):
+    return next(iter(make_dataset(src, tgt, batch_size=size or len(src))))
+
+
+def test_hard_binding_shares_one_table():
+    model = make_model(bind_hard=True)
+    assert model.pbs.a is model.pbs.b and len(model.pbs.tables) == 3  # shared + two mono tables
+    src = random_corpus(32)
+    model.dataset("parallel", src, random_corpus(32, 1))
+    model.train_step(first_batch(src, random_corpus(32, 1), 16))
+    assert np.abs(model.pbs.a.numpy()[:16]).sum() > 0
+
+
+def bound_distance_after_training(strength, steps=15):
+    model = make_model(binding_strength=strength, pb_learning_rate=0.05)
+    model.pbs.a.assign(tf.random.normal(model.pbs.a.shape, seed=1))
+    model.pbs.b.assign(tf.random.normal(model.pbs.b.shape, seed=2))
+    src, tgt = random_corpus(32), random_corpus(32, 1)
+    model.dataset("parallel", src, tgt)
+    batch = first_batch(src, tgt)
+    before = np.linalg.norm(model.pbs.a.numpy() - model.pbs.b.numpy(), axis=1).mean()
+    for _ in range(steps):
+        model.train_step(batch)
+    return before, np.linalg.norm(model.pbs.a.numpy() - model.pbs.b.numpy(), axis=1).mean()
+
+
+def test_soft_binding_pulls_bound_pbs_together_and_zero_strength_does_not():
+    before, bound = bound_distance_after_training(10.0)
+    _, unbound = bound_distance_after_training(0.0)
+    assert bound < 0.7 * before
+    assert unbound > 0.9 * before
+
+
+def test_lazy_adam_updates_only_the_batch_rows():
+    model = make_model(bind_hard=False)
+    model.pbs.a.assign(tf.random.normal(model.pbs.a.shape))
+    src, tgt = random_corpus(32), random_corpus(32, 1)
+    model.dataset("parallel", src, tgt)
+    before_a, before_b = model.pbs.a.numpy(), model.pbs.b.numpy()
+    batch = first_batch([src[i] for i in (3, 7, 9)], [tgt[i] for i in (3, 7, 9)])
+    model.train_step({**batch, "index": tf.constant([3, 7, 9])})
+    for table, before in ((model.pbs.a, before_a), (model.pbs.b, before_b)):
+        changed = np.flatnonzero(np.any(table.numpy() != before, axis=1))
+        assert changed.tolist() == [3, 7, 9]
+
+
+def test_pb_reset_zeroes_about_p_reset_of_the_rows():
+    model = make_model(num_train=20000, num_PB=4)
+    model.pbs.a.assign(tf.ones_like(model.pbs.a))
+    fraction = model.pbs.reset(0.3, np.random.default_rng(0))
+    zero = np.all(model.pbs.a.numpy() == 0, axis=1)
+    assert abs(zero.mean() - 0.3) < 0.02 and abs(fraction - 0.3) < 0.02
+    assert np.all(model.pbs.a.numpy()[~zero] == 1)
+
+
+def test_dropout_and_pb_noise_act_in_training_only():
+    model = make_model(dropout=0.5, sigma=1.0)
+    src = random_corpus(8)
+    batch = first_batch(src, src)
+    train_a, _, _ = model.sentence_losses(batch, True, "parallel")
+    train_b, _, _ = model.sentence_losses(batch, True, "parallel")
+    assert not np.allclose(train_a.numpy(), train_b.numpy())
+    test_a, _, _ = model.sentence_losses(batch, False, "parallel")
+    test_b, _, _ = model.sentence_losses(batch, False, "parallel")
+    np.testing.assert_array_equal(test_a.numpy(), test_b.numpy())
+    sentences = [VOCAB.decode(s) for s in src]
+    assert model.translate(sentences, beam_size=3) == model.translate(sentences, beam_size=3)
+
+
+@pytest.fixture(scope="module")
+def trained(trained_rnnpb, demo_data):
+    model = workdir.load_model(str(trained_rnnpb), models(), {"max_recog_epochs": 100})
+    src = encode_all(model.vocab1, read_sentences(demo_data / "test.en"))
+    return model, src
+
+
+def test_batched_recognition_equals_one_sentence_at_a_time(trained):
+    model, src = trained
+    fn = tf.function(lambda s: model.recognize(s), input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    together = fn(first_batch(src)["src"])
+    for i in range(len(src)):
+        alone = fn(first_batch([src[i]])["src"])
+        assert int(alone["iterations"][0]) == int(together["iterations"][i])
+        assert np.max(np.abs(alone["pb"][0].numpy() - together["pb"][i].numpy())) < 1e-4
+
+
+def test_a_sentence_that_stops_early_keeps_its_pb(trained):
+    model, src = trained
+    settings = RecognitionSettings(**{**vars(model.recognition), "epsilon": 0.02})
+    result = recognize(model.lm_a, first_batch(src)["src"], settings, record=True)
+    iterations = result["iterations"].numpy()
+    early = int(np.argmin(iterations))
+    assert iterations[early] < iterations.max()  # others went on after it stopped
+    history = result["history"].numpy()
+    assert np.all(history[iterations[early]:, early] == history[iterations[early], early])
+    fixed = RecognitionSettings(**{**vars(settings), "stop": "fixed", "max_iterations": int(iterations[early])})
+    alone = recognize(model.lm_a, first_batch([src[early]])["src"], fixed)
+    np.testing.assert_allclose(alone["pb"][0].numpy(), result["pb"][early].numpy(), atol=1e-4)
+
+
+def test_stopping_schemes(trained):
+    model, src = trained
+    batch = first_batch(src)["src"]
+    base = vars(model.recognition)
+    fixed = recognize(model.lm_a, batch, RecognitionSettings(**{**base, "stop": "fixed", "max_iterations": 7}))
+    assert set(fixed["iterations"].numpy()) == {7}
+    grad = recognize(model.lm_a, batch, RecognitionSettings(**{**base, "stop": "grad_norm", "grad_threshold": 1e9}))
+    assert set(grad["iterations"].numpy()) == {1}
+    early = recognize(model.lm_a, batch, model.recognition)
+    assert early["iterations"].numpy().max() <= model.recognition.max_iterations
+    at_zero = recognize(model.lm_a, batch, RecognitionSettings(**{**base, "stop": "fixed", "max_iterations": 0}))
+    assert np.all(early["loss"].numpy() < at_zero["loss"].numpy())
+
+
+def test_translation_both_ways(trained_rnnpb, demo_data):
+    run_nmt("--do_testing", f"--test_set={demo_data}/test.de", "--reverse_translation",
+            f"--working_dir={trained_rnnpb}")
+    stats = json.loads((trained_rnnpb / "testing_stats.json").read_text())
+    assert stats["direction"] == "B->A" and stats["reference"].endswith("test.en") and "bleu" in stats
+    lines = (trained_rnnpb / "test_trans.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(lines) == 30
+    de_words = set(workdir.Vocabulary.load(str(trained_rnnpb / "vocab2.txt")).itos[4:])
+    en_words = set(workdir.Vocabulary.load(str(trained_rnnpb / "vocab1.txt")).itos[4:])
+    produced = {w for line in lines for w in line.split()}
+    assert produced <= en_words | {"<unk>"} and not produced & (de_words - en_words)
+
+
+def test_autoencoder_regenerates_memorised_sentences_exactly():
+    sentences = read_sentences(SHARED_DATA / "autoenc/easy20000/train.en")[:24]
+    vocab = Vocabulary.build(sentences)
+    src = encode_all(vocab, sentences)
+    tf.random.set_seed(0)
+    params = tiny_params(model="rnnpbnmt", autoencode=True, bind_hard=True, num_train=24, num_PB=16,
+                         units=64, embedding_size=32, learning_rate=0.01, pb_learning_rate=0.05,
+                         batch_size=8, max_recog_epochs=300, beam_size=3)
+    model = BoundRNNPB(params, vocab, vocab)
+    for _ in range(120):
+        for batch in model.dataset("parallel", src, src):
+            terms = model.train_step(batch)
+    assert float(terms["loss"]) < 1.0
+    assert model.translate(sentences, beam_size=3) == sentences
+
+
+def test_monolingual_batches_train_their_own_pb_rows(demo_data, tmp_path):
+    wd = tmp_path / "mono"
+    run_nmt(*train_args(demo_data, wd, "--model=rnnpbnmt", "--bind_hard", "--num_PB=8", "--max_epochs=1",
+                        "--max_recog_epochs=5", f"--mono_set1={demo_data}/dev.en", f"--mono_set2={demo_data}/dev.de",
+                        "--p_mono=0.5"))
+    model = workdir.load_model(str(wd), models())
+    assert model.params["num_mono1"] == 40 and model.params["num_mono2"] == 40
+    for table in (model.pbs.mono_a, model.pbs.mono_b):
+        assert np.any(np.abs(table.numpy()).sum(axis=1) > 0)
