@@ -14,7 +14,7 @@ $(VENV)/installed: requirements.txt
 	touch $@
 
 test: $(VENV)/installed
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile tests
 
 # A few minutes of training on the project's own synthetic en->de corpus, then BLEU and a query.
 # Re-running it replaces the demo's own working directories (and nothing else).

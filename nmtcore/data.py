@@ -90,10 +90,10 @@ def make_dataset(src, tgt=None, batch_size=64, shuffle=False, seed=None, indices
     padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
     if shuffle:
         # Batches of similar lengths waste less time on padding; the order stays random.
-        ds = ds.apply(tf.data.experimental.bucket_by_sequence_length(
+        ds = ds.bucket_by_sequence_length(
             lambda ex: tf.reduce_max([tf.shape(v)[0] for k, v in ex.items() if k != "index"]),
             BUCKET_BOUNDARIES, [batch_size] * (len(BUCKET_BOUNDARIES) + 1),
-            padded_shapes=padded_shapes, padding_values=padding_values))
+            padded_shapes=padded_shapes, padding_values=padding_values)
     else:
         ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values)
     return ds.prefetch(tf.data.AUTOTUNE)

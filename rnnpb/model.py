@@ -5,8 +5,10 @@ shares (hard) or nearly shares (soft) its PB. Translation recognises the source'
 generates from it in B; B->A is the same with the roles swapped.
 """
 
+import numpy as np
 import tensorflow as tf
 
+from nmtcore.data import encode_all, make_dataset
 from nmtcore.model import NMTModel
 from rnnpb.binding import PBTables, binding_loss
 from rnnpb.language_model import RNNPBLanguageModel
@@ -94,3 +96,23 @@ class BoundRNNPB(NMTModel):
 
     def decoder_step(self, tokens, state, reverse):
         return (self.lm_a if reverse else self.lm_b).step(tokens, state)
+
+    # ----- inspection (PB-space analysis) -------------------------------------------------------
+    def trained_pbs(self, indices, side="a"):
+        """Trained PB vectors of training sentences ``indices`` in table ``a`` or ``b``, as numpy."""
+        table = self.pbs.a if side == "a" else self.pbs.b
+        return tf.gather(table, np.asarray(indices, np.int32)).numpy()
+
+    def recognize_sentences(self, sentences, side="a", batch_size=256):
+        """Recognise tokenized sentences in A (or B). Returns numpy ``pb`` (N, num_PB),
+        ``iterations`` (N,), final ``loss`` (N,) and ``history``: per sentence, its summed
+        cross-entropy before each update and after the last one (iterations + 1 values)."""
+        vocab = self.vocab1 if side == "a" else self.vocab2
+        fn = tf.function(lambda src: self.recognize(src, reverse=side == "b", record=True))
+        out = {"pb": [], "iterations": [], "loss": [], "history": []}
+        for batch in make_dataset(encode_all(vocab, sentences), batch_size=batch_size):
+            r = {k: v.numpy() for k, v in fn(batch["src"]).items()}
+            for key in ("pb", "iterations", "loss"):
+                out[key].append(r[key])
+            out["history"].extend(np.append(r["history"][:n, i], r["loss"][i]) for i, n in enumerate(r["iterations"]))
+        return {k: (v if k == "history" else np.concatenate(v)) for k, v in out.items()}

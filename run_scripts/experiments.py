@@ -1,0 +1,53 @@
+"""The thesis's experiments (appendix listings), row by row, as data for ``run_experiment.py``.
+
+Every row is the thesis's own command line; only the data root and working directory differ.
+"""
+
+TRAINING = ("--do_training --embedding_size=128 --units=256 --num_layers=2 --learning_rate=0.001 "
+            "--batch_size=64 --max_trans_ratio=1.5 --gradient_clip=1.0 --beam_size=10").split()
+TESTING = ["--do_testing", "--device=cpu"]
+ENCDEC = ["--reverse_source", "--model=encdec"]
+FINAL_RNNPB = ("--pb_learning_rate=0.01 --binding_strength=1.0 --bind_hard --max_recog_epochs=100 "
+               "--num_PB=1024 --p_reset=0.10 --dropout=0.40 --model=rnnpbnmt").split()
+EXP1_RNNPB = ("--num_PB=128 --pb_learning_rate=0.01 --max_recog_epochs=500 --model=rnnpbnmt --autoencode "
+              "--bind_hard --binding_strength=1.0").split()
+VOCAB = ["--vocab1_max=30000", "--vocab2_max=30000"]
+
+
+def row(name, folder, target, flags, thesis):
+    """One training + testing run; ``thesis`` holds the thesis's reported figures (SPEC section 8)."""
+    return {"name": name, "folder": folder, "target": target, "flags": flags, "thesis": thesis}
+
+
+def thesis(bleu, epochs, train_seconds, test_seconds):
+    return {"bleu": bleu, "epochs": epochs, "train_seconds": train_seconds, "test_seconds": test_seconds}
+
+
+EXPERIMENTS = {
+    "exp1_autoencode": [  # listing 1
+        row("rnnpb20000", "autoenc/easy20000", "en", ["--early_stopping_steps=10", *EXP1_RNNPB],
+            thesis(99.43, 41, 2745, 62438)),
+        row("encdec20000", "autoenc/easy20000", "en", ["--early_stopping_steps=10", *ENCDEC],
+            thesis(93.51, 31, 432, 889)),
+        row("rnnpb50000", "autoenc/easy50000", "en", ["--early_stopping_steps=10", *EXP1_RNNPB],
+            thesis(98.77, 43, 4287, 63016)),
+        row("encdec50000", "autoenc/easy50000", "en", ["--early_stopping_steps=10", *ENCDEC],
+            thesis(95.36, 37, 2026, 1143)),
+    ],
+    "exp2_final": [  # listing 3
+        row("rnnpb20000", "autoenc/easy20000", "en", ["--early_stopping_steps=20", *FINAL_RNNPB],
+            thesis(80.35, 119, 6414, 10049)),
+        row("rnnpb50000", "autoenc/easy50000", "en", ["--early_stopping_steps=20", *FINAL_RNNPB],
+            thesis(79.39, 109, 88841, 7145)),
+    ],
+    "exp3_en_de": [  # listing 4
+        row("encdec20000", "easy/easy20000", "de", ["--early_stopping_steps=20", *VOCAB, *ENCDEC],
+            thesis(28.22, 27, 407, 887)),
+        row("rnnpb20000", "easy/easy20000", "de", ["--early_stopping_steps=20", *VOCAB, *FINAL_RNNPB],
+            thesis(5.31, 27, 1115, 19911)),
+        row("encdec50000", "easy/easy50000", "de", ["--early_stopping_steps=20", *VOCAB, *ENCDEC],
+            thesis(37.28, 29, 1134, 911)),
+        row("rnnpb50000", "easy/easy50000", "de", ["--early_stopping_steps=20", *VOCAB, *FINAL_RNNPB],
+            thesis(4.78, 27, 3020, 20210)),
+    ],
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Run thesis experiments and record what they measured in ``run_scripts/results/<experiment>.json``.
+
+    python3 run_scripts/run_experiment.py exp1_autoencode --rows rnnpb20000 [--data ../shared/data]
+
+Each row trains with the thesis's command line, tests on the 2000-sentence test set, and records
+the commands, test BLEU, best dev perplexity, epochs, best epoch, train and test seconds and the
+machine. A row already in the results file is replaced; other rows are kept.
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
+
+NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, CPU only" if "CUDA_VISIBLE_DEVICES" not in os.environ else cpu
+
+
+def commands(row, data, working_dir):
+    d = os.path.join(data, row["folder"])
+    files = [f"--train_set1={d}/train.en", f"--train_set2={d}/train.{row['target']}",
+             f"--dev_set1={d}/dev.en", f"--dev_set2={d}/dev.{row['target']}"]
+    train = [sys.executable, "-u", NMT, *TRAINING, *row["flags"], *files, f"--working_dir={working_dir}"]
+    test = [sys.executable, "-u", NMT, *TESTING, f"--test_set={d}/test.en", f"--working_dir={working_dir}"]
+    return train, test
+
+
+def run_row(row, data, working_dir, log):
+    """Train and test one row (skipping training if the working directory holds a model)."""
+    train, test = commands(row, data, working_dir)
+    os.makedirs(working_dir, exist_ok=True)
+    with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
+        if not os.path.isfile(os.path.join(working_dir, "hparams.json")):
+            log(" ".join(train))
+            subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
+    with open(os.path.join(working_dir, "test_log.txt"), "w") as out:
+        log(" ".join(test))
+        subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
+    return summarize(row, working_dir, train, test)
+
+
+def summarize(row, working_dir, train, test):
+    """The results row of a trained and tested working directory."""
+    with open(os.path.join(working_dir, "training_stats.json")) as f:
+        training = json.load(f)
+    with open(os.path.join(working_dir, "testing_stats.json")) as f:
+        testing = json.load(f)
+    rel = lambda cmd: " ".join(os.path.relpath(c) if os.path.isabs(c) and os.path.exists(c) else c  # noqa: E731
+                               for c in cmd)
+    return {"name": row["name"], "dataset": row["folder"],
+            "model": "encdec" if "--model=encdec" in row["flags"] else "rnnpbnmt",
+            "train_command": rel(train), "test_command": rel(test),
+            "bleu": round(testing["bleu"], 2), "bleu_detokenized": round(testing["bleu_detokenized"], 2),
+            "best_dev_perplexity": training["best_dev_perplexity"], "epochs": len(training["epochs"]),
+            "best_epoch": training["best_epoch"], "train_seconds": round(training["total_seconds"]),
+            "test_seconds": round(testing["testing_time"]), "machine": machine(),
+            "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"]}
+
+
+def record(experiment, result):
+    path = os.path.join(HERE, "results", f"{experiment}.json")
+    rows = []
+    if os.path.isfile(path):
+        with open(path) as f:
+            rows = [r for r in json.load(f) if r["name"] != result["name"]]
+    rows.append(result)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(rows, f, indent=2)
+        f.write("\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(HERE), "..", "shared", "data"))
+    parser.add_argument("--rows", nargs="*", help="row names (default: all)")
+    parser.add_argument("--work", default="runs", help="parent of the working directories")
+    args = parser.parse_args()
+    for row in EXPERIMENTS[args.experiment]:
+        if args.rows and row["name"] not in args.rows:
+            continue
+        working_dir = os.path.join(args.work, args.experiment, row["name"])
+        result = run_row(row, os.path.abspath(args.data), working_dir, lambda m: print(m, flush=True))
+        record(args.experiment, result)
+        print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
