@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Speed benchmark: batched vs one-at-a-time recognition and beam search, the RNNPB training step
+against a plain Keras LSTM language model, and end-to-end test time.
+
+    python3 run_scripts/benchmark.py [--quick] [--exp1_dir runs/exp1_autoencode/rnnpb20000]
+
+Prints a table and, as its last line, one JSON object. Everything is measured in this process on
+the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
+With ``--exp1_dir`` the end-to-end figure is ``nmt.py --do_testing`` of that trained model on the
+2000 test sentences; without it, an untrained model of the same shape is tested in-process on
+``--test_sentences`` sentences (recognition then runs to its iteration cap: a pessimistic figure).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from nmtcore import addons, cli, prediction, search  # noqa: E402
+from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
+from nmtcore.model import summed_cross_entropy  # noqa: E402
+from nmtcore.vocabulary import Vocabulary  # noqa: E402
+from rnnpb import BoundRNNPB  # noqa: E402
+from rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
+
+SPEC = tf.TensorSpec([None, None], tf.int32)
+
+
+def timed(fn, repeat=1):
+    """Seconds per call of ``fn`` after one warm-up call (which also compiles it)."""
+    fn()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def batch_of(src):
+    return next(iter(make_dataset(src, batch_size=len(src))))
+
+
+def build_model(vocab, num_train, num_pb, units, embedding):
+    params = dict(cli.TRAINING_DEFAULTS, **cli.INFERENCE_DEFAULTS)
+    params.update(model="rnnpbnmt", autoencode=True, bind_hard=True, num_train=num_train, num_mono1=0,
+                  num_mono2=0, num_PB=num_pb, units=units, embedding_size=embedding, lang1="en", lang2="en")
+    tf.random.set_seed(0)
+    return BoundRNNPB(params, vocab, vocab)
+
+
+def bench_recognition(model, src, singles, iterations):
+    settings = RecognitionSettings(**{**vars(model.recognition), "stop": "fixed", "max_iterations": iterations})
+    fn = tf.function(lambda s: recognize(model.lm_a, s, settings)["pb"], input_signature=[SPEC])
+    batch = batch_of(src)["src"]
+    batched_pb = fn(batch).numpy()
+    batched = timed(lambda: fn(batch).numpy())
+    alone = [batch_of([s])["src"] for s in src[:singles]]
+    fn(alone[0])
+    start = time.perf_counter()
+    single_pb = np.stack([fn(one).numpy()[0] for one in alone])
+    single = time.perf_counter() - start
+    return {"recognition_batched_sentences_per_second": len(src) / batched,
+            "recognition_single_sentences_per_second": singles / single,
+            "recognition_batched_speedup": (len(src) / batched) / (singles / single),
+            "recognition_max_pb_diff": float(np.max(np.abs(single_pb - batched_pb[:singles])))}
+
+
+def keras_lstm_lm(vocab_size, embedding, units, layers):
+    inputs = tf.keras.Input([None], dtype=tf.int32)
+    x = tf.keras.layers.Embedding(vocab_size, embedding)(inputs)
+    for _ in range(layers):
+        x = tf.keras.layers.LSTM(units, return_sequences=True)(x)
+    return tf.keras.Model(inputs, tf.keras.layers.Dense(vocab_size)(x))
+
+
+def bench_train_step(model, batch, repeat):
+    """One RNNPB training step (as the bound model trains each half) vs a plain Keras LSTM LM step."""
+    rnnpb_step = lambda: model.train_step(batch)["loss"].numpy()  # noqa: E731
+    p = model.params
+    lm = keras_lstm_lm(len(model.vocab1), p["embedding_size"], p["units"], p["num_layers"])
+    optimizer = addons.lazy_adam(p["learning_rate"], lm.trainable_variables)
+
+    @tf.function(input_signature=[SPEC])
+    def lm_step(seq):
+        inputs = tf.concat([tf.ones_like(seq[:, :1]), seq[:, :-1]], axis=1)
+        with tf.GradientTape() as tape:
+            ce, _ = summed_cross_entropy(lm(inputs, training=True), seq)
+            loss = tf.reduce_mean(ce)
+        grads, _ = tf.clip_by_global_norm(tape.gradient(loss, lm.trainable_variables), p["gradient_clip"])
+        optimizer.apply_gradients(zip(grads, lm.trainable_variables))
+        return loss
+
+    seq = batch["src"]
+    rnnpb = timed(rnnpb_step, repeat)
+    keras = timed(lambda: lm_step(seq).numpy(), repeat)
+    return {"train_step_rnnpb_ms": 1000 * rnnpb, "train_step_keras_lstm_lm_ms": 1000 * keras,
+            "train_step_ratio_vs_lstm_lm": rnnpb / keras}
+
+
+def bench_beam(model, src, singles):
+    state_fn = lambda s: model.lm_b.start_state(tf.zeros([tf.shape(s)[0], model.lm_b.num_pb]))  # noqa: E731
+    step = lambda tokens, state: model.lm_b.step(tokens, state)  # noqa: E731
+
+    @tf.function(input_signature=[SPEC])
+    def beam(s):
+        max_lengths = tf.fill([tf.shape(s)[0]], 15)
+        return search.beam_search(step, state_fn(s), max_lengths, 10)[0]
+
+    batch = batch_of(src)["src"]
+    batched = timed(lambda: beam(batch).numpy())
+    alone = [batch_of([s])["src"] for s in src[:singles]]
+    beam(alone[0])
+    start = time.perf_counter()
+    for one in alone:
+        beam(one).numpy()
+    single = time.perf_counter() - start
+    return {"beam_batched_speedup": (len(src) / batched) / (singles / single)}
+
+
+def bench_end_to_end(args, model, sentences, working_dir):
+    if args.exp1_dir:
+        test_set = os.path.join(args.data, "autoenc/easy20000/test.en")
+        start = time.perf_counter()
+        subprocess.run([sys.executable, os.path.join(ROOT, "nmt.py"), "--do_testing", "--device=cpu",
+                        f"--test_set={test_set}", f"--working_dir={args.exp1_dir}"], check=True,
+                       capture_output=True)
+        seconds, count = time.perf_counter() - start, 2000
+    else:
+        test_set = os.path.join(working_dir, "test.en")
+        with open(test_set, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(s) + "\n" for s in sentences)
+        start = time.perf_counter()
+        prediction.test(model, test_set, working_dir, log=lambda m: None)
+        seconds, count = time.perf_counter() - start, len(sentences)
+    return {"test_seconds_per_1000_sentences": 1000 * seconds / count}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, under 2 minutes on 2 cores")
+    parser.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    parser.add_argument("--exp1_dir", help="trained Exp I working directory for the end-to-end figure")
+    parser.add_argument("--test_sentences", type=int, default=200)
+    parser.add_argument("--out", default="/tmp/rnnpb_benchmark", help="scratch working directory")
+    args = parser.parse_args()
+    sentences = read_sentences(os.path.join(args.data, "autoenc/easy20000/test.en"))
+    train = read_sentences(os.path.join(args.data, "autoenc/easy20000/train.en"))
+    vocab = Vocabulary.build(train)
+    size = dict(units=64, embedding=32, recog_batch=64, singles=8, iterations=30, repeat=5, test=40) if args.quick \
+        else dict(units=256, embedding=128, recog_batch=256, singles=32, iterations=100, repeat=20,
+                  test=args.test_sentences)
+    src = encode_all(vocab, sentences[:size["recog_batch"]])
+    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__}
+
+    exp1 = build_model(vocab, len(train), 128, size["units"], size["embedding"])
+    exp1.params["max_recog_epochs"] = size["iterations"]
+    results.update(bench_recognition(exp1, src, size["singles"], size["iterations"]))
+
+    big = build_model(vocab, len(train), 1024, size["units"], size["embedding"])
+    train_src = encode_all(vocab, train[:64])
+    big.dataset("parallel", train_src, train_src)
+    results.update(bench_train_step(big, next(iter(make_dataset(train_src, train_src, batch_size=64))),
+                                    size["repeat"]))
+
+    results.update(bench_beam(exp1, encode_all(vocab, sentences[:64]), size["singles"]))
+    os.makedirs(args.out, exist_ok=True)
+    results.update(bench_end_to_end(args, exp1, sentences[:size["test"]], args.out))
+
+    width = max(map(len, results))
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
