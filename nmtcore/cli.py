@@ -173,6 +173,8 @@ def train_command(models, given, args):
                   **corpus.sizes())
     if params["model"] not in models:
         raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
+    import tensorflow as tf
+    tf.keras.utils.set_random_seed(params["seed"])  # initialisation, dropout and PB noise
     strategy = _strategy(args.distribute)
     with strategy.scope():
         model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)

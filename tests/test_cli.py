@@ -113,3 +113,15 @@ def test_thesis_command_line_runs_unchanged(tmp_path):
     proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={data}/test.en", f"--working_dir={wd}")
     assert "BLEU = " in proc.stdout
     assert json.loads((wd / "testing_stats.json").read_text())["sentences"] == 2000
+
+
+def test_same_seed_same_run(demo_data, tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        wd = tmp_path / name
+        run_nmt(*train_args(demo_data, wd, "--model=encdec", "--max_epochs=1", "--seed=5", "--dropout=0.3"))
+        run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={wd}", "--beam_size=2")
+        stats = json.loads((wd / "training_stats.json").read_text())
+        runs.append(([(e["train_perplexity"], e["dev_perplexity"]) for e in stats["epochs"]],
+                     (wd / "test_trans.txt").read_text()))
+    assert runs[0] == runs[1]
