@@ -43,6 +43,16 @@ def summed_cross_entropy(logits, targets):
     return tf.reduce_sum(ce * mask, axis=1), tf.reduce_sum(mask, axis=1)
 
 
+def length_sorted_batches(src, tgt, batch_size):
+    """Batches of sentences of similar source length, so that little time goes into padding.
+
+    For evaluation, where sentences are independent: ``index`` says where each came from.
+    """
+    order = np.argsort([len(s) for s in src], kind="stable")
+    return make_dataset([src[i] for i in order], None if tgt is None else [tgt[i] for i in order],
+                        batch_size=batch_size, indices=order.astype(np.int32))
+
+
 class NMTModel(tf.Module):
     """Base class of all translation models. ``params`` is the dict saved as hparams.json."""
 
@@ -151,7 +161,7 @@ class NMTModel(tf.Module):
     def dev_perplexity(self, src, tgt, batch_size):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources)."""
         ces, counts = [], []
-        for batch in make_dataset(src, tgt, batch_size=batch_size):
+        for batch in length_sorted_batches(src, tgt, batch_size):
             ce, n = self._cache.score_fn(batch)
             ces.append(ce.numpy())
             counts.append(n.numpy())
@@ -185,10 +195,8 @@ class NMTModel(tf.Module):
         if reverse and not self.reversible:
             raise UserError(f"--reverse_translation: model {self.params['model']} translates one way only")
         fn = self._search_fn(beam_size, reverse)
-        # Sorted by length, batches carry little padding; results go back to input order.
-        order = np.argsort([len(s) for s in src], kind="stable")
         outputs, scores = [None] * len(src), np.zeros([len(src)])
-        for batch in make_dataset([src[i] for i in order], batch_size=batch_size, indices=order.astype(np.int32)):
+        for batch in length_sorted_batches(src, None, batch_size):
             ids, score = fn(batch["src"])
             for row, i in enumerate(batch["index"].numpy()):
                 outputs[i] = ids[row].numpy()

@@ -48,7 +48,7 @@ def train(model, corpus, working_dir, log=print):
                     sums[k] += float(v)
         model.on_epoch_end(epoch, rng)
         train_seconds = time.time() - t0
-        dev_ppl = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, p["test_batch_size"])
+        dev_ppl = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, p["batch_size"])
         row = {"epoch": epoch, "train_perplexity": sums["perplexity"] / max(steps, 1),
                "dev_perplexity": dev_ppl, "train_seconds": train_seconds,
                "seconds": time.time() - t0,
