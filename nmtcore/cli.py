@@ -6,6 +6,7 @@ values are errors; a UserError anywhere becomes one line on stderr and exit stat
 
 import argparse
 import os
+import signal
 import sys
 
 # Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
@@ -101,6 +102,10 @@ def check_ranges(values):
             raise UserError(f"--dropout={v}: must be below 1")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(models, argv=None):
     """Entry point; ``models`` maps --model names to NMTModel subclasses."""
     args = build_parser(models).parse_args(argv)
@@ -108,13 +113,15 @@ def main(models, argv=None):
         print("error: nothing to do: give --do_training, --do_testing and/or --query", file=sys.stderr)
         return 2
     from nmtcore.errors import UserError
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         run(models, args)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted" + (": run the same command again to resume from the last finished epoch"
+                               if args.do_training else ""), file=sys.stderr)
         return 130
     return 0
 
@@ -151,34 +158,60 @@ def _strategy(name):
     return tf.distribute.get_strategy()
 
 
+DATA_FLAGS = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
+
+
 def train_command(models, given, args):
+    """Train a new model, or resume the unfinished run of the same configuration in --working_dir."""
+    import tensorflow as tf
+
     from nmtcore import corpus as corpus_lib, training, workdir
     from nmtcore.errors import UserError
     from nmtcore.prediction import language_of
 
-    if workdir.is_trained(args.working_dir):
-        raise UserError(f"--working_dir={args.working_dir} already holds a trained model; "
-                        "choose a new directory (nothing was changed)")
-    for name in ("train_set1", "train_set2", "dev_set1", "dev_set2"):
+    for name in DATA_FLAGS[:4]:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")
     params = dict(TRAINING_DEFAULTS, **INFERENCE_DEFAULTS)
     params.update({k: v for k, v in given.items() if k in params})
     if params["autoencode"]:
         params["bind_hard"] = True
-    corpus = corpus_lib.load(given, params)
-    params.update(lang1=language_of(given["train_set1"]), lang2=language_of(given["train_set2"]),
-                  **{k: given.get(k) for k in ("train_set1", "train_set2", "dev_set1", "dev_set2",
-                                                "mono_set1", "mono_set2")},
-                  **corpus.sizes())
     if params["model"] not in models:
         raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
-    import tensorflow as tf
+    params.update({k: given.get(k) for k in DATA_FLAGS},
+                  lang1=language_of(given["train_set1"]), lang2=language_of(given["train_set2"]))
+    resuming = workdir.is_trained(args.working_dir)
+    if resuming:
+        saved = check_resumable(args.working_dir, params)
+        params = dict(saved, max_epochs=params["max_epochs"])
+    corpus = corpus_lib.load(given, params, workdir.load_vocabularies(args.working_dir) if resuming else None)
+    params.update(corpus.sizes())
     tf.keras.utils.set_random_seed(params["seed"])  # initialisation, dropout and PB noise
     strategy = _strategy(args.distribute)
     with strategy.scope():
         model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)
     workdir.save_setup(args.working_dir, params, corpus.vocab1, corpus.vocab2)
-    print(f"training {params['model']} on {params['num_train']} sentence pairs into {args.working_dir}")
+    if not resuming:
+        print(f"training {params['model']} on {params['num_train']} sentence pairs into {args.working_dir}")
     with strategy.scope():
         training.train(model, corpus, args.working_dir)
+
+
+def check_resumable(working_dir, params):
+    """The saved hyperparameters of an unfinished run that ``params`` continues; else a UserError.
+
+    Only --max_epochs may differ, to let a run that reached it go on longer.
+    """
+    from nmtcore import training, workdir
+    from nmtcore.errors import UserError
+
+    saved = workdir.load_params(working_dir)
+    if training.is_finished(training.load_stats(working_dir), dict(saved, max_epochs=params["max_epochs"])):
+        raise UserError(f"--working_dir={working_dir} already holds a trained model; "
+                        "choose a new directory (nothing was changed)")
+    keys = [k for k in list(TRAINING_DEFAULTS) + list(DATA_FLAGS) if k != "max_epochs"]
+    differ = [f"--{k} (was {saved.get(k)!r}, now {params.get(k)!r})" for k in keys if saved.get(k) != params.get(k)]
+    if differ:
+        raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "
+                        f"{', '.join(differ)}; use those flags to resume it, or a new directory")
+    return saved

@@ -24,15 +24,19 @@ class Corpus:
                 "num_mono2": len(self.mono2 or [])}
 
 
-def load(files, params):
-    """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only.
+def load(files, params, vocabularies=None):
+    """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only
+    (or are given, when a run resumes).
 
     With --autoencode both sides are the same language and share one vocabulary.
     """
     train1, train2 = read_parallel(files["train_set1"], files["train_set2"])
     dev1, dev2 = read_parallel(files["dev_set1"], files["dev_set2"])
-    vocab1 = Vocabulary.build(train1, params["vocab1_max"])
-    vocab2 = vocab1 if params["autoencode"] else Vocabulary.build(train2, params["vocab2_max"])
+    if vocabularies:
+        vocab1, vocab2 = vocabularies
+    else:
+        vocab1 = Vocabulary.build(train1, params["vocab1_max"])
+        vocab2 = vocab1 if params["autoencode"] else Vocabulary.build(train2, params["vocab2_max"])
     mono = {}
     for side in ("1", "2"):
         path = files.get(f"mono_set{side}")

@@ -68,27 +68,29 @@ def _ragged(id_arrays):
     return tf.RaggedTensor.from_row_lengths(flat, lengths)
 
 
-def make_dataset(src, tgt=None, batch_size=64, shuffle=False, seed=None, indices=None):
+def make_dataset(src, tgt=None, batch_size=64, order=None, indices=None):
     """Padded batches of encoded sentences (see the module docstring for the batch layout).
 
-    ``tgt`` may be None for monolingual or test data. With ``shuffle`` (training) the order
-    changes every epoch but is fixed by ``seed``, and batches are drawn from length buckets;
-    without it, batches keep the file order.
+    ``tgt`` may be None for monolingual or test data. Without ``order``, batches keep the file
+    order and ``indices`` (default 0, 1, ...) label the sentences. With ``order`` (training: a
+    permutation of the sentence numbers, one per epoch) sentences are taken in that order and
+    batched by length buckets, each batch carrying its sentences' numbers.
     """
+    if order is not None:
+        src, indices = [src[i] for i in order], order
+        tgt = None if tgt is None else [tgt[i] for i in order]
     if indices is None:
         indices = np.arange(len(src), dtype=np.int32)
     columns = {"index": tf.constant(indices, tf.int32), "src": _ragged(src)}
     if tgt is not None:
         columns["tgt"] = _ragged(tgt)
     ds = tf.data.Dataset.from_tensor_slices(columns)
-    if shuffle:
-        ds = ds.shuffle(len(src), seed=seed, reshuffle_each_iteration=True)
     # Slices of a ragged column are ragged; padded_batch wants dense ones.
     ds = ds.map(lambda ex: {k: v.to_tensor() if isinstance(v, tf.RaggedTensor) else v
                             for k, v in ex.items()})
     padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
     padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
-    if shuffle:
+    if order is not None:
         # Batches of similar lengths waste less time on padding; the order stays random.
         ds = ds.bucket_by_sequence_length(
             lambda ex: tf.reduce_max([tf.shape(v)[0] for k, v in ex.items() if k != "index"]),

@@ -16,6 +16,7 @@ step works unchanged on one device or under a ``tf.distribute`` strategy.
 """
 
 import types
+import zlib
 
 import numpy as np
 import tensorflow as tf
@@ -62,9 +63,9 @@ class NMTModel(tf.Module):
         super().__init__(name=type(self).__name__)
         self.params, self.vocab1, self.vocab2 = params, vocab1, vocab2
         # A plain namespace, so that checkpoints of the model hold its variables only: optimiser
-        # slots, compiled functions and datasets are run-time state saved (or not) by the trainer.
+        # slots and compiled functions are run-time state, saved (or not) by the trainer.
         self._cache = types.SimpleNamespace(
-            strategy=tf.distribute.get_strategy(), optimizers=None, train_steps={}, datasets={}, search_fns={},
+            strategy=tf.distribute.get_strategy(), optimizers=None, train_steps={}, batch_specs={}, search_fns={},
             score_fn=tf.function(self.score_targets, input_signature=[batch_spec()]))
 
     # ----- what a model implements --------------------------------------------------------------
@@ -90,13 +91,17 @@ class NMTModel(tf.Module):
         """[(variables, learning rate)], each group with its own optimiser and clipping."""
         return [(self.trainable_variables, self.params["learning_rate"])]
 
+    def epoch_batches(self, corpus, epoch, rng):
+        """(kind, batch) pairs of training epoch ``epoch``; the default: shuffled parallel batches.
+
+        ``rng`` is the epoch's own random generator (seeded by --seed and the epoch), so that an
+        epoch's batches are the same whether or not training was interrupted before it.
+        """
+        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch):
+            yield "parallel", batch
+
     def on_epoch_end(self, epoch, rng):
         """Hook for end-of-epoch updates of the model's state (e.g. PB resets)."""
-
-    def epoch_batches(self, corpus, rng):
-        """(kind, batch) pairs of one training epoch; the default: shuffled parallel batches."""
-        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt):
-            yield "parallel", batch
 
     # ----- shared machinery -----------------------------------------------------------------------
     @property
@@ -104,15 +109,18 @@ class NMTModel(tf.Module):
         """The tf.distribute strategy the model was built under (the default one if none)."""
         return self._cache.strategy
 
-    def dataset(self, name, src, tgt=None):
-        """The shuffled training dataset of batch kind ``name``, built once and distributed over
-        the strategy's replicas."""
-        datasets = self._cache.datasets
-        if name not in datasets:
-            ds = make_dataset(src, tgt, batch_size=self.params["batch_size"], shuffle=True,
-                              seed=self.params.get("seed"))
-            datasets[name] = self.strategy.experimental_distribute_dataset(ds)
-        return datasets[name]
+    def dataset(self, kind, src, tgt=None, epoch=0, cycle=0):
+        """One pass over training data of batch kind ``kind``, distributed over the replicas.
+
+        The order is a permutation fixed by --seed, ``epoch``, ``cycle`` (the pass within the
+        epoch, for data that is cycled) and ``kind``.
+        """
+        seed = [self.params["seed"], epoch, cycle, zlib.crc32(kind.encode())]
+        order = np.random.default_rng(seed).permutation(len(src)).astype(np.int32)
+        ds = self.strategy.experimental_distribute_dataset(
+            make_dataset(src, tgt, batch_size=self.params["batch_size"], order=order))
+        self._cache.batch_specs.setdefault(kind, ds.element_spec)
+        return ds
 
     @property
     def optimizers(self):
@@ -155,7 +163,7 @@ class NMTModel(tf.Module):
                 return self.strategy.experimental_local_results(out)[0]
             self.optimizers  # noqa: B018 (creates the optimisers' slots before tracing)
             # One trace for every batch shape: the signature of the dataset of this kind.
-            steps[kind] = tf.function(step, input_signature=[self._cache.datasets[kind].element_spec])
+            steps[kind] = tf.function(step, input_signature=[self._cache.batch_specs[kind]])
         return steps[kind](batch)
 
     def dev_perplexity(self, src, tgt, batch_size):

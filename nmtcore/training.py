@@ -11,6 +11,8 @@ import tensorflow as tf
 
 from nmtcore.errors import UserError
 
+STATS = "training_stats.json"
+
 
 def write_json(path, obj):
     """Write JSON atomically: a reader never sees a half-written file, even after a kill."""
@@ -21,54 +23,91 @@ def write_json(path, obj):
     os.replace(tmp, path)
 
 
+def load_stats(working_dir):
+    """training_stats.json of a working directory, or None before the first epoch ended."""
+    path = os.path.join(working_dir, STATS)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except ValueError as e:
+        raise UserError(f"{path}: corrupted ({e})") from None
+
+
+def is_finished(stats, params):
+    """Whether a run stopped early or reached --max_epochs (then it is not resumed)."""
+    return bool(stats) and (stats["waited"] >= params["early_stopping_steps"]
+                            or len(stats["epochs"]) >= params["max_epochs"])
+
+
 def train(model, corpus, working_dir, log=print):
     """Train until the dev perplexity has not improved for ``early_stopping_steps`` epochs.
 
-    The weights of the best dev epoch are saved under ``<working_dir>/best`` and are the model's
-    weights when this returns. Per-epoch statistics go to ``training_stats.json``.
+    After every epoch the whole training state (weights, PB tables, optimiser slots, early-stopping
+    state) is checkpointed under ``<working_dir>/state``, and ``training_stats.json`` names that
+    checkpoint; a run stopped at any point resumes from the last finished epoch when called again
+    on the same working directory. The best dev epoch's weights go to ``<working_dir>/best`` and
+    are the model's weights when this returns.
     """
     p = model.params
-    rng = np.random.default_rng(p["seed"])
     best_manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
                                               os.path.join(working_dir, "best"), max_to_keep=1)
-    stats = {"epochs": [], "best_epoch": None, "best_dev_perplexity": None}
-    stats_path = os.path.join(working_dir, "training_stats.json")
-    best, waited, started = math.inf, 0, time.time()
-    for epoch in range(1, p["max_epochs"] + 1):
-        t0 = time.time()
-        sums, steps = collections.defaultdict(float), 0
-        for kind, batch in model.epoch_batches(corpus, rng):
-            terms = {k: v.numpy() for k, v in model.train_step(batch, kind).items()}
-            steps += 1
-            if not np.all(np.isfinite(terms["loss"])) or not np.all(np.isfinite(terms["grad_norms"])):
-                raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
-                                f"step {steps}; the best weights so far are in {best_manager.directory}")
-            for k, v in terms.items():
-                if np.ndim(v) == 0:
-                    sums[k] += float(v)
-        model.on_epoch_end(epoch, rng)
-        train_seconds = time.time() - t0
-        dev_ppl = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, p["batch_size"])
-        row = {"epoch": epoch, "train_perplexity": sums["perplexity"] / max(steps, 1),
-               "dev_perplexity": dev_ppl, "train_seconds": train_seconds,
-               "seconds": time.time() - t0,
-               **{f"mean_{k}": v / max(steps, 1) for k, v in sums.items() if k != "perplexity"}}
-        improved = dev_ppl < best
+    state = tf.train.Checkpoint(model=model, **{f"optimizer_{i}": o for i, o in enumerate(model.optimizers)})
+    # Two kept, so the one training_stats.json names survives a kill while the next is written.
+    state_manager = tf.train.CheckpointManager(state, os.path.join(working_dir, "state"), max_to_keep=2)
+    stats = load_stats(working_dir)
+    if stats and stats.get("state_checkpoint"):
+        try:
+            state.read(stats["state_checkpoint"]).assert_existing_objects_matched()
+        except (tf.errors.OpError, AssertionError, ValueError) as e:
+            raise UserError(f"{stats['state_checkpoint']}: cannot resume ({str(e).splitlines()[0]})") from None
+        log(f"resuming {working_dir} after epoch {len(stats['epochs'])}")
+    else:
+        stats = {"epochs": [], "best_epoch": None, "best_dev_perplexity": None, "waited": 0, "total_seconds": 0.0}
+    best = stats["best_dev_perplexity"] if stats["best_epoch"] else math.inf
+    for epoch in range(len(stats["epochs"]) + 1, p["max_epochs"] + 1):
+        row = train_epoch(model, corpus, epoch, best_manager.directory)
+        improved = row["dev_perplexity"] < best
         if improved:
-            best, waited = dev_ppl, 0
+            best = row["dev_perplexity"]
             best_manager.save(checkpoint_number=epoch)
-            stats.update(best_epoch=epoch, best_dev_perplexity=dev_ppl)
+            stats.update(best_epoch=epoch, best_dev_perplexity=best, waited=0)
         else:
-            waited += 1
+            stats["waited"] += 1
         stats["epochs"].append(row)
-        stats["total_seconds"] = time.time() - started
-        write_json(stats_path, stats)
-        log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {dev_ppl:.4f}  "
+        stats["total_seconds"] += row["seconds"]
+        stats["state_checkpoint"] = state_manager.save(checkpoint_number=epoch)
+        write_json(os.path.join(working_dir, STATS), stats)
+        log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {row['dev_perplexity']:.4f}  "
             f"{row['seconds']:.1f}s{'  (best)' if improved else ''}")
-        if waited >= p["early_stopping_steps"]:
-            log(f"early stopping: no dev improvement for {waited} epochs")
+        if stats["waited"] >= p["early_stopping_steps"]:
             break
+    if stats["waited"] >= p["early_stopping_steps"]:
+        log(f"early stopping: no dev improvement for {stats['waited']} epochs")
     tf.train.Checkpoint(model=model).read(best_manager.latest_checkpoint).assert_existing_objects_matched().expect_partial()
     log(f"best epoch {stats['best_epoch']} (dev perplexity {stats['best_dev_perplexity']:.4f}), "
-        f"{stats['total_seconds']:.0f}s in all")
+        f"{stats['total_seconds']:.0f}s of training in all")
     return stats
+
+
+def train_epoch(model, corpus, epoch, best_dir):
+    """One pass over the parallel data, the end-of-epoch hook, and the dev perplexity."""
+    started = time.time()
+    rng = np.random.default_rng([model.params["seed"], epoch])
+    sums, steps = collections.defaultdict(float), 0
+    for kind, batch in model.epoch_batches(corpus, epoch, rng):
+        terms = {k: v.numpy() for k, v in model.train_step(batch, kind).items()}
+        steps += 1
+        if not np.all(np.isfinite(terms["loss"])) or not np.all(np.isfinite(terms["grad_norms"])):
+            raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
+                            f"step {steps}; the best weights so far are in {best_dir}")
+        for k, v in terms.items():
+            if np.ndim(v) == 0:
+                sums[k] += float(v)
+    model.on_epoch_end(epoch, rng)
+    train_seconds = time.time() - started
+    dev = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, model.params["batch_size"])
+    return {"epoch": epoch, "train_perplexity": sums["perplexity"] / max(steps, 1), "dev_perplexity": dev,
+            "train_seconds": train_seconds, "seconds": time.time() - started,
+            **{f"mean_{k}": v / max(steps, 1) for k, v in sums.items() if k != "perplexity"}}

@@ -3,7 +3,8 @@
     hparams.json         every model hyperparameter and the data it was trained on
     vocab1.txt vocab2.txt  source and target vocabularies, one word per line, id = line number
     best/                TensorFlow checkpoint of the best dev epoch's weights (and PB tables)
-    training_stats.json  per-epoch train/dev perplexity and seconds
+    state/               the last epoch's full training state (with optimiser slots), for resuming
+    training_stats.json  per-epoch train/dev perplexity and seconds, early-stopping state
     test_trans.txt testing_stats.json   written by --do_testing
 """
 
@@ -47,6 +48,11 @@ def load_params(working_dir):
     return params
 
 
+def load_vocabularies(working_dir):
+    return (Vocabulary.load(os.path.join(working_dir, "vocab1.txt")),
+            Vocabulary.load(os.path.join(working_dir, "vocab2.txt")))
+
+
 def load_model(working_dir, models, overrides=None):
     """Rebuild the model of ``working_dir`` with its best weights.
 
@@ -55,8 +61,7 @@ def load_model(working_dir, models, overrides=None):
     """
     params = load_params(working_dir)
     params.update(overrides or {})
-    vocab1 = Vocabulary.load(os.path.join(working_dir, "vocab1.txt"))
-    vocab2 = Vocabulary.load(os.path.join(working_dir, "vocab2.txt"))
+    vocab1, vocab2 = load_vocabularies(working_dir)
     model = models[params["model"]](params, vocab1, vocab2)
     checkpoint = tf.train.latest_checkpoint(os.path.join(working_dir, "best"))
     if checkpoint is None:

@@ -5,6 +5,8 @@ shares (hard) or nearly shares (soft) its PB. Translation recognises the source'
 generates from it in B; B->A is the same with the roles swapped.
 """
 
+import itertools
+
 import numpy as np
 import tensorflow as tf
 
@@ -63,21 +65,24 @@ class BoundRNNPB(NMTModel):
         terms["bound_distance"] = tf.norm(pb_a - pb_b, axis=1)
         return ce_a + ce_b, bind, terms
 
-    def epoch_batches(self, corpus, rng):
-        """Parallel batches; before each, with probability p_mono, monolingual batches for A and B."""
+    def epoch_batches(self, corpus, epoch, rng):
+        """Parallel batches; before each, with probability p_mono, monolingual batches for A and B.
+
+        Monolingual data is cycled through (a new order each pass) for as long as the epoch lasts.
+        """
         p_mono = self.params["p_mono"]
         monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
                  if data and (kind == "mono1" or not self.params["autoencode"])]
-        mono_iterators = {kind: iter(self._endless(kind, data)) for kind, data in monos}
-        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt):
+        mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
+        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch):
             while p_mono > 0 and monos and rng.random() < p_mono:
                 for kind, _ in monos:
                     yield kind, next(mono_iterators[kind])
             yield "parallel", batch
 
-    def _endless(self, kind, data):
-        while True:
-            yield from self.dataset(kind, data)
+    def _cycle(self, kind, data, epoch):
+        for cycle in itertools.count():
+            yield from self.dataset(kind, data, epoch=epoch, cycle=cycle)
 
     def on_epoch_end(self, epoch, rng):
         if self.params["p_reset"] > 0:

@@ -37,8 +37,10 @@ def table(experiment, rows):
     for spec in EXPERIMENTS[experiment]:
         r = done.get(spec["name"])
         if r:
-            lines += [f"`{spec['name']}` ({r['date']}, {r['machine']}; best dev perplexity "
-                      f"{r['best_dev_perplexity']:.4f}, detokenized sacreBLEU {r['bleu_detokenized']:.2f}):",
+            thesis_ppl = spec["thesis"].get("dev_perplexity")
+            lines += [f"`{spec['name']}` ({r['date']}, {r['machine']}): best dev perplexity "
+                      f"{r['best_dev_perplexity']:.2f}" + (f" (thesis {thesis_ppl:.2f})" if thesis_ppl else "")
+                      + f", detokenized sacreBLEU {r['bleu_detokenized']:.2f}." + (f" {r['note']}." if r.get("note") else ""),
                       "", "```", r["train_command"], r["test_command"], "```", ""]
     return lines
 

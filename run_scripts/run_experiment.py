@@ -16,9 +16,12 @@ import subprocess
 import sys
 import time
 
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
+from nmtcore import training, workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
 
@@ -43,11 +46,12 @@ def commands(row, data, working_dir):
 
 
 def run_row(row, data, working_dir, log):
-    """Train and test one row (skipping training if the working directory holds a model)."""
+    """Train (or resume an interrupted training) and test one row."""
     train, test = commands(row, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
-        if not os.path.isfile(os.path.join(working_dir, "hparams.json")):
+        if not (workdir.is_trained(working_dir) and training.is_finished(
+                training.load_stats(working_dir), workdir.load_params(working_dir))):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
     with open(os.path.join(working_dir, "test_log.txt"), "w") as out:

@@ -93,8 +93,11 @@ def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
 def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     before = {p: p.read_bytes() for p in trained_encdec.rglob("*") if p.is_file() and p.name != "test_trans.txt"
               and p.name != "testing_stats.json"}
-    proc = run_nmt(*train_args(demo_data, trained_encdec, "--model=encdec"), check=False)
+    same = ["--model=encdec", "--reverse_source", "--max_epochs=4", "--learning_rate=0.01"]  # as the fixture
+    proc = run_nmt(*train_args(demo_data, trained_encdec, *same), check=False)
     assert proc.returncode == 1 and "already holds a trained model" in proc.stderr
+    proc = run_nmt(*train_args(demo_data, trained_encdec, "--model=rnnpbnmt"), check=False)
+    assert proc.returncode == 1 and "another configuration: --model" in proc.stderr
     assert {p: p.read_bytes() for p in before} == before
 
 
@@ -125,3 +128,18 @@ def test_same_seed_same_run(demo_data, tmp_path):
         runs.append(([(e["train_perplexity"], e["dev_perplexity"]) for e in stats["epochs"]],
                      (wd / "test_trans.txt").read_text()))
     assert runs[0] == runs[1]
+
+
+def test_interrupted_training_resumes_where_it_stopped(demo_data, tmp_path):
+    flags = ["--model=encdec", "--reverse_source", "--seed=3"]
+    run_nmt(*train_args(demo_data, tmp_path / "whole", *flags, "--max_epochs=3"))
+    run_nmt(*train_args(demo_data, tmp_path / "parts", *flags, "--max_epochs=1"))
+    proc = run_nmt(*train_args(demo_data, tmp_path / "parts", *flags, "--max_epochs=3"))
+    assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout
+    whole, parts = (json.loads((tmp_path / d / "training_stats.json").read_text()) for d in ("whole", "parts"))
+    assert [e["epoch"] for e in parts["epochs"]] == [1, 2, 3]
+    for a, b in zip(whole["epochs"], parts["epochs"]):
+        assert a["dev_perplexity"] == pytest.approx(b["dev_perplexity"], abs=1e-5)
+        assert a["train_perplexity"] == pytest.approx(b["train_perplexity"], abs=1e-5)
+    other = run_nmt(*train_args(demo_data, tmp_path / "parts", "--model=encdec", "--max_epochs=5"), check=False)
+    assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr
