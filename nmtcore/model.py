@@ -196,7 +196,8 @@ class NMTModel(tf.Module):
     def translate_ids(self, src, beam_size, reverse=False, batch_size=64):
         """Translate encoded sentences (id arrays ending in ``<end>``) in batches.
 
-        Returns (list of output id arrays without ``<end>``, array of their summed log-probs).
+        Returns (list of output id arrays, each ending in ``<end>`` and padding, in input order;
+        array of their summed log-probabilities).
         """
         if beam_size < 1:
             raise UserError(f"--beam_size must be at least 1 (got {beam_size})")
@@ -205,14 +206,15 @@ class NMTModel(tf.Module):
         fn = self._search_fn(beam_size, reverse)
         outputs, scores = [None] * len(src), np.zeros([len(src)])
         for batch in length_sorted_batches(src, None, batch_size):
-            ids, score = fn(batch["src"])
+            ids, score = (t.numpy() for t in fn(batch["src"]))
             for row, i in enumerate(batch["index"].numpy()):
-                outputs[i] = ids[row].numpy()
-                scores[i] = score[row].numpy()
+                outputs[i], scores[i] = ids[row], score[row]
         return outputs, scores
 
     def translate(self, sentences, beam_size, reverse=False, batch_size=64):
         """Tokenized sentences (token lists) -> tokenized translations (token lists)."""
+        if not sentences:
+            return []
         src_vocab, tgt_vocab = (self.vocab2, self.vocab1) if reverse else (self.vocab1, self.vocab2)
         ids, _ = self.translate_ids(encode_all(src_vocab, sentences), beam_size, reverse, batch_size)
         return [tgt_vocab.decode(i) for i in ids]
