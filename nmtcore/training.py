@@ -107,7 +107,7 @@ def train_epoch(model, corpus, epoch, best_dir):
                 sums[k] += float(v)
     model.on_epoch_end(epoch, rng)
     train_seconds = time.time() - started
-    dev = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, model.params["batch_size"])
+    dev = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, model.params["test_batch_size"])
     return {"epoch": epoch, "train_perplexity": sums["perplexity"] / max(steps, 1), "dev_perplexity": dev,
             "train_seconds": train_seconds, "seconds": time.time() - started,
             **{f"mean_{k}": v / max(steps, 1) for k, v in sums.items() if k != "perplexity"}}

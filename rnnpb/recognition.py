@@ -18,6 +18,8 @@ import dataclasses
 
 import tensorflow as tf
 
+from nmtcore.vocabulary import PAD_ID
+
 STOPPING = ("early", "fixed", "grad_norm")
 
 
@@ -51,41 +53,51 @@ def recognize(language_model, seq, settings, record=False):
     pb = tf.zeros([batch, language_model.num_pb])
     beta1, beta2, adam_eps = 0.9, 0.999, 1e-7
 
-    def loss_and_grad(pb):
+    def loss_and_grad(seq, pb):
         with tf.GradientTape() as tape:
             tape.watch(pb)
             ce, _ = language_model.sentence_losses(seq, pb, training=False)
             total = tf.reduce_sum(ce)
         return ce, tape.gradient(total, pb)
 
-    def body(i, pb, m, v, best, waited, active, iterations, history):
-        ce, grad = loss_and_grad(pb)
+    def update(tensor, rows, values):
+        return tf.tensor_scatter_nd_update(tensor, rows[:, None], values)
+
+    def body(i, pb, m, v, best, waited, active, iterations, last, history):
+        # Only the sentences still being recognised are computed, cut to their longest length:
+        # a batch costs what its sentences need, not what its slowest sentence needs.
+        rows = tf.where(active)[:, 0]
+        sub = tf.gather(seq, rows)
+        sub = sub[:, :tf.reduce_max(tf.reduce_sum(tf.cast(tf.not_equal(sub, PAD_ID), tf.int32), axis=1))]
+        ce, grad = loss_and_grad(sub, tf.gather(pb, rows))
         norm = tf.norm(grad, axis=1)
-        history = history.write(i, ce)
+        last = update(last, rows, ce)
+        history = history.write(i, last)
         grad = grad * tf.minimum(1.0, s.clip / tf.maximum(norm, 1e-12))[:, None]
-        t = tf.cast(i + 1, tf.float32)
-        m_new = beta1 * m + (1 - beta1) * grad
-        v_new = beta2 * v + (1 - beta2) * tf.square(grad)
+        t = tf.cast(i + 1, tf.float32)  # every active sentence has made exactly i updates
+        m_rows = beta1 * tf.gather(m, rows) + (1 - beta1) * grad
+        v_rows = beta2 * tf.gather(v, rows) + (1 - beta2) * tf.square(grad)
         step = s.learning_rate * tf.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
-        pb_new = pb - step * m_new / (tf.sqrt(v_new) + adam_eps)
-        rows = active[:, None]
-        pb, m, v = tf.where(rows, pb_new, pb), tf.where(rows, m_new, m), tf.where(rows, v_new, v)
-        iterations += tf.cast(active, tf.int32)
+        pb = update(pb, rows, tf.gather(pb, rows) - step * m_rows / (tf.sqrt(v_rows) + adam_eps))
+        m, v = update(m, rows, m_rows), update(v, rows, v_rows)
+        iterations = tf.tensor_scatter_nd_add(iterations, rows[:, None], tf.ones_like(rows, tf.int32))
         if s.stop == "early":
-            improved = ce < best - s.epsilon
-            best = tf.where(active & improved, ce, best)
-            waited = tf.where(improved, 0, waited + 1)
-            active = active & (waited < s.patience)
+            best_rows = tf.gather(best, rows)
+            improved = ce < best_rows - s.epsilon
+            best = update(best, rows, tf.where(improved, ce, best_rows))
+            waited_rows = tf.where(improved, 0, tf.gather(waited, rows) + 1)
+            waited = update(waited, rows, waited_rows)
+            active = update(active, rows, waited_rows < s.patience)
         elif s.stop == "grad_norm":
-            active = active & (norm >= s.grad_threshold)
-        return i + 1, pb, m, v, best, waited, active, iterations, history
+            active = update(active, rows, norm >= s.grad_threshold)
+        return i + 1, pb, m, v, best, waited, active, iterations, last, history
 
     zeros = tf.zeros_like(pb)
     loop_vars = (tf.constant(0), pb, zeros, zeros, tf.fill([batch], float("inf")), tf.zeros([batch], tf.int32),
-                 tf.ones([batch], tf.bool), tf.zeros([batch], tf.int32),
+                 tf.ones([batch], tf.bool), tf.zeros([batch], tf.int32), tf.zeros([batch]),
                  tf.TensorArray(tf.float32, size=0, dynamic_size=True))
-    _, pb, _, _, _, _, _, iterations, history = tf.while_loop(
-        lambda i, pb, m, v, best, waited, active, iterations, history:
+    _, pb, _, _, _, _, _, iterations, _, history = tf.while_loop(
+        lambda i, pb, m, v, best, waited, active, iterations, last, history:
             (i < s.max_iterations) & tf.reduce_any(active),
         body, loop_vars)
     final, _ = language_model.sentence_losses(seq, pb, training=False)
