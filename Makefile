@@ -22,13 +22,14 @@ demo: $(VENV)/installed
 	$(PYTHON) data/generate_demo.py --out $(DEMO)/data --train 4000
 	rm -rf $(DEMO)/encdec $(DEMO)/rnnpb
 	$(PYTHON) nmt.py --do_training --model=encdec --reverse_source \
-	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --max_epochs=6 \
+	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=12 \
 	  --train_set1=$(DEMO)/data/train.en --train_set2=$(DEMO)/data/train.de \
 	  --dev_set1=$(DEMO)/data/dev.en --dev_set2=$(DEMO)/data/dev.de --working_dir=$(DEMO)/encdec
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/encdec
 	$(PYTHON) nmt.py --query=$(SENTENCE) --working_dir=$(DEMO)/encdec
 	$(PYTHON) nmt.py --do_training --model=rnnpbnmt --bind_hard --num_PB=256 --p_reset=0.1 \
-	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --max_epochs=6 --max_recog_epochs=50 \
+	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=10 \
+	  --max_recog_epochs=50 \
 	  --train_set1=$(DEMO)/data/train.en --train_set2=$(DEMO)/data/train.de \
 	  --dev_set1=$(DEMO)/data/dev.en --dev_set2=$(DEMO)/data/dev.de --working_dir=$(DEMO)/rnnpb
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/rnnpb
