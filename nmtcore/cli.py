@@ -5,9 +5,13 @@ values are errors; a UserError anywhere becomes one line on stderr and exit stat
 """
 
 import argparse
-import os
 import signal
 import sys
+
+import tensorflow as tf
+
+from nmtcore import corpus as corpus_lib, prediction, training, workdir
+from nmtcore.errors import UserError
 
 # Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
 TRAINING_DEFAULTS = dict(
@@ -90,7 +94,6 @@ RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layer
 
 
 def check_ranges(values):
-    from nmtcore.errors import UserError
     for name, low, high, closed in RANGES:
         v = values.get(name)
         if v is None:
@@ -112,7 +115,6 @@ def main(models, argv=None):
     if not (args.do_training or args.do_testing or args.query is not None):
         print("error: nothing to do: give --do_training, --do_testing and/or --query", file=sys.stderr)
         return 2
-    from nmtcore.errors import UserError
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         run(models, args)
@@ -128,10 +130,7 @@ def main(models, argv=None):
 
 def run(models, args):
     if args.device == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
-    from nmtcore import prediction, workdir
-    from nmtcore.errors import UserError
-
+        tf.config.set_visible_devices([], "GPU")
     given = {k: v for k, v in vars(args).items() if v is not None}
     if "model" in given:
         given["model"] = MODEL_ALIASES.get(given["model"], given["model"])
@@ -150,7 +149,6 @@ def run(models, args):
 
 
 def _strategy(name):
-    import tensorflow as tf
     if name == "mirrored":
         return tf.distribute.MirroredStrategy()
     if name == "multiworker":
@@ -163,12 +161,6 @@ DATA_FLAGS = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "
 
 def train_command(models, given, args):
     """Train a new model, or resume the unfinished run of the same configuration in --working_dir."""
-    import tensorflow as tf
-
-    from nmtcore import corpus as corpus_lib, training, workdir
-    from nmtcore.errors import UserError
-    from nmtcore.prediction import language_of
-
     for name in DATA_FLAGS[:4]:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")
@@ -179,7 +171,7 @@ def train_command(models, given, args):
     if params["model"] not in models:
         raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
     params.update({k: given.get(k) for k in DATA_FLAGS},
-                  lang1=language_of(given["train_set1"]), lang2=language_of(given["train_set2"]))
+                  lang1=prediction.language_of(given["train_set1"]), lang2=prediction.language_of(given["train_set2"]))
     resuming = workdir.is_trained(args.working_dir)
     if resuming:
         saved = check_resumable(args.working_dir, params)
@@ -202,9 +194,6 @@ def check_resumable(working_dir, params):
 
     Only --max_epochs may differ, to let a run that reached it go on longer.
     """
-    from nmtcore import training, workdir
-    from nmtcore.errors import UserError
-
     saved = workdir.load_params(working_dir)
     if training.is_finished(training.load_stats(working_dir), dict(saved, max_epochs=params["max_epochs"])):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
