@@ -60,7 +60,7 @@ def test(model, test_set, working_dir, reference=None, reverse=False, log=print)
     return stats
 
 
-def query(model, text, reverse=False, out=sys.stdout, batch_size=64):
+def query(model, text, reverse=False, out=sys.stdout):
     """Translate raw text: one sentence, or with ``text='-'`` one sentence per stdin line.
 
     Input is Moses-tokenized (and escaped) like the training data, output detokenized. Each input
@@ -80,7 +80,7 @@ def query(model, text, reverse=False, out=sys.stdout, batch_size=64):
     todo = [i for i, t in enumerate(tokenized) if t]
     outputs = [""] * len(lines)
     for i, words in zip(todo, model.translate([tokenized[i] for i in todo], p["beam_size"],
-                                              reverse=reverse, batch_size=batch_size)):
+                                              reverse=reverse, batch_size=p["test_batch_size"])):
         outputs[i] = detokenizer.detokenize(words)
     for line in outputs:
         out.write(line + "\n")

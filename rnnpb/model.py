@@ -46,12 +46,10 @@ class BoundRNNPB(NMTModel):
 
     def sentence_losses(self, batch, training, kind):
         index = batch["index"]
-        if kind == "mono1":
-            ce, tokens = self.lm_a.sentence_losses(batch["src"], tf.gather(self.pbs.mono_a, index), training)
-            return ce, 0.0, {"cross_entropy_a": ce, "perplexity": tf.exp(ce / tokens)}
-        if kind == "mono2":
-            ce, tokens = self.lm_b.sentence_losses(batch["src"], tf.gather(self.pbs.mono_b, index), training)
-            return ce, 0.0, {"cross_entropy_b": ce, "perplexity": tf.exp(ce / tokens)}
+        if kind in ("mono1", "mono2"):  # one language model on its own sentences, unbound
+            lm, table, side = (self.lm_a, self.pbs.mono_a, "a") if kind == "mono1" else (self.lm_b, self.pbs.mono_b, "b")
+            ce, tokens = lm.sentence_losses(batch["src"], tf.gather(table, index), training)
+            return ce, 0.0, {f"cross_entropy_{side}": ce, "perplexity": tf.exp(ce / tokens)}
         pb_a = tf.gather(self.pbs.a, index)
         ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, training)
         if self.params["autoencode"]:  # one model, one sentence: A's loss is B's
