@@ -52,7 +52,7 @@ INTRANSITIVE = [
 ADJECTIVES = [
     ("big", "groß"), ("small", "klein"), ("old", "alt"), ("new", "neu"), ("red", "rot"), ("young", "jung"),
     ("good", "gut"), ("beautiful", "schön"), ("green", "grün"), ("blue", "blau"), ("cold", "kalt"),
-    ("warm", "warm"), ("tired", "müde"), ("happy", "froh"), ("strange", "seltsam"), ("quiet", "still"),
+    ("warm", "warm"), ("tired", "müd"), ("happy", "froh"), ("strange", "seltsam"), ("quiet", "still"),
 ]
 # English, German main-clause opener, its German conjugation is fixed
 SAYERS = [("I know", "ich weiß"), ("I think", "ich glaube"), ("she says", "sie sagt"), ("he hopes", "er hofft"),
