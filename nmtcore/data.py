@@ -68,19 +68,17 @@ def _ragged(id_arrays):
     return tf.RaggedTensor.from_row_lengths(flat, lengths)
 
 
-def make_dataset(src, tgt=None, batch_size=64, order=None, indices=None):
+def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False):
     """Padded batches of encoded sentences (see the module docstring for the batch layout).
 
-    ``tgt`` may be None for monolingual or test data. Without ``order``, batches keep the file
-    order and ``indices`` (default 0, 1, ...) label the sentences. With ``order`` (training: a
-    permutation of the sentence numbers, one per epoch) sentences are taken in that order and
-    batched by length buckets, each batch carrying its sentences' numbers.
+    ``tgt`` may be None for monolingual or test data. Sentences are taken in file order, or in
+    ``order`` (a permutation of the sentence numbers); either way each batch carries its
+    sentences' numbers in the file. With ``bucket`` (training) batches are drawn from length
+    buckets; otherwise they are consecutive.
     """
-    if order is not None:
-        src, indices = [src[i] for i in order], order
-        tgt = None if tgt is None else [tgt[i] for i in order]
-    if indices is None:
-        indices = np.arange(len(src), dtype=np.int32)
+    indices = np.arange(len(src), dtype=np.int32) if order is None else np.asarray(order, np.int32)
+    src = [src[i] for i in indices]
+    tgt = None if tgt is None else [tgt[i] for i in indices]
     columns = {"index": tf.constant(indices, tf.int32), "src": _ragged(src)}
     if tgt is not None:
         columns["tgt"] = _ragged(tgt)
@@ -90,7 +88,7 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, indices=None):
                             for k, v in ex.items()})
     padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
     padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
-    if order is not None:
+    if bucket:
         # Batches of similar lengths waste less time on padding; the order stays random.
         ds = ds.bucket_by_sequence_length(
             lambda ex: tf.reduce_max([tf.shape(v)[0] for k, v in ex.items() if k != "index"]),

@@ -49,9 +49,7 @@ def length_sorted_batches(src, tgt, batch_size):
 
     For evaluation, where sentences are independent: ``index`` says where each came from.
     """
-    order = np.argsort([len(s) for s in src], kind="stable")
-    return make_dataset([src[i] for i in order], None if tgt is None else [tgt[i] for i in order],
-                        batch_size=batch_size, indices=order.astype(np.int32))
+    return make_dataset(src, tgt, batch_size, order=np.argsort([len(s) for s in src], kind="stable"))
 
 
 class NMTModel(tf.Module):
@@ -118,7 +116,7 @@ class NMTModel(tf.Module):
         seed = [self.params["seed"], epoch, cycle, zlib.crc32(kind.encode())]
         order = np.random.default_rng(seed).permutation(len(src)).astype(np.int32)
         ds = self.strategy.experimental_distribute_dataset(
-            make_dataset(src, tgt, batch_size=self.params["batch_size"], order=order))
+            make_dataset(src, tgt, batch_size=self.params["batch_size"], order=order, bucket=True))
         self._cache.batch_specs.setdefault(kind, ds.element_spec)
         return ds
 

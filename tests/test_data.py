@@ -57,7 +57,7 @@ def test_batches_carry_index_end_and_padding():
 def test_shuffled_epochs_cover_every_sentence_once_in_new_orders():
     src = [np.array([4 + i % 5] * (1 + i % 7) + [END_ID], np.int32) for i in range(100)]
     rng = np.random.default_rng(0)
-    datasets = [make_dataset(src, src, batch_size=8, order=rng.permutation(100)) for _ in range(2)]
+    datasets = [make_dataset(src, src, batch_size=8, order=rng.permutation(100), bucket=True) for _ in range(2)]
     epochs = [np.concatenate([b["index"].numpy() for b in ds]) for ds in datasets]
     assert sorted(epochs[0]) == list(range(100)) and sorted(epochs[1]) == list(range(100))
     assert list(epochs[0]) != list(epochs[1])
