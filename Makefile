@@ -34,6 +34,7 @@ demo: $(VENV)/installed
 	  --dev_set1=$(DEMO)/data/dev.en --dev_set2=$(DEMO)/data/dev.de --working_dir=$(DEMO)/rnnpb
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/rnnpb
 	$(PYTHON) nmt.py --query=$(SENTENCE) --working_dir=$(DEMO)/rnnpb
+	$(PYTHON) nmt.py --analyze --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/rnnpb
 
 benchmark: $(VENV)/installed
 	$(PYTHON) run_scripts/benchmark.py --quick

@@ -10,7 +10,7 @@ import sys
 
 import tensorflow as tf
 
-from nmtcore import corpus as corpus_lib, prediction, training, workdir
+from nmtcore import analysis, corpus as corpus_lib, prediction, training, workdir
 from nmtcore.errors import UserError
 
 # Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
@@ -40,11 +40,17 @@ def build_parser(model_names):
     mode.add_argument("--do_training", action="store_true", help="train a model into --working_dir")
     mode.add_argument("--do_testing", action="store_true", help="translate --test_set and score BLEU")
     mode.add_argument("--query", help="translate this raw sentence ('-': one sentence per stdin line)")
+    mode.add_argument("--analyze", action="store_true",
+                      help="write the thesis's figures and PB diagnostics to <working_dir>/analysis "
+                           "(on --test_set, default: the dev set)")
     mode.add_argument("--working_dir", required=True, help="where the model and its statistics live")
     mode.add_argument("--device", choices=["cpu", "gpu", "auto"], default="auto",
                       help="cpu hides every GPU (the thesis tested on cpu)")
     mode.add_argument("--distribute", choices=["none", "mirrored", "multiworker"], default="none",
                       help="train with tf.distribute (multiworker reads TF_CONFIG)")
+    mode.add_argument("--monitor_every", type=int, default=0, metavar="N",
+                      help="every N epochs, log a small dev BLEU to TensorBoard (0: never)")
+    mode.add_argument("--monitor_sentences", type=int, default=100, help="dev sentences the monitoring BLEU uses")
     data = p.add_argument_group("data")
     for name in ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2", "test_set"):
         data.add_argument(f"--{name}", help="tokenized text, one sentence per line")
@@ -90,7 +96,8 @@ RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layer
           ("binding_strength", 0, 1e9, True), ("dropout", 0, 1, True), ("sigma", 0, 1e3, True),
           ("p_reset", 0, 1, True), ("p_mono", 0, 1, True), ("beam_size", 1, 1000, True),
           ("max_trans_ratio", 0, 100, False), ("max_recog_epochs", 1, 1e6, True), ("recog_patience", 1, 1e6, True),
-          ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("test_batch_size", 1, 1e6, True)]
+          ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("test_batch_size", 1, 1e6, True),
+          ("monitor_every", 0, 1e6, True), ("monitor_sentences", 1, 1e8, True)]
 
 
 def check_ranges(values):
@@ -112,8 +119,8 @@ def _interrupt(signum, frame):
 def main(models, argv=None):
     """Entry point; ``models`` maps --model names to NMTModel subclasses."""
     args = build_parser(models).parse_args(argv)
-    if not (args.do_training or args.do_testing or args.query is not None):
-        print("error: nothing to do: give --do_training, --do_testing and/or --query", file=sys.stderr)
+    if not (args.do_training or args.do_testing or args.analyze or args.query is not None):
+        print("error: nothing to do: give --do_training, --do_testing, --analyze and/or --query", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -137,13 +144,15 @@ def run(models, args):
     check_ranges(given)
     if args.do_training:
         train_command(models, given, args)
-    if args.do_testing or args.query is not None:
+    if args.do_testing or args.analyze or args.query is not None:
         overrides = {k: given[k] for k in INFERENCE_DEFAULTS if k in given}
         model = workdir.load_model(args.working_dir, models, overrides)
         if args.do_testing:
             if not args.test_set:
                 raise UserError("--do_testing needs --test_set")
             prediction.test(model, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
+        if args.analyze:
+            analysis.analyze(model, args.working_dir, args.test_set, args.test_ref)
         if args.query is not None:
             prediction.query(model, args.query, args.reverse_translation)
 
@@ -186,7 +195,8 @@ def train_command(models, given, args):
     if not resuming:
         print(f"training {params['model']} on {params['num_train']} sentence pairs into {args.working_dir}")
     with strategy.scope():
-        training.train(model, corpus, args.working_dir)
+        training.train(model, corpus, args.working_dir, monitor_every=args.monitor_every,
+                       monitor_sentences=args.monitor_sentences)
 
 
 def check_resumable(working_dir, params):

@@ -8,8 +8,9 @@ code, and implement only the model-specific functions:
   perplexity);
 - ``decoder_start(src, reverse)`` / ``decoder_step(tokens, state, reverse)``: a one-step decoder
   for search;
-- optionally ``variable_groups()`` (several optimisers), ``epoch_batches()`` (batch mixing) and
-  ``on_epoch_end()`` (end-of-epoch updates).
+- optionally ``variable_groups()`` (several optimisers), ``epoch_batches()`` (batch mixing),
+  ``on_epoch_end()`` (end-of-epoch updates), ``summary_scalars()`` (model state for TensorBoard)
+  and ``analyze()`` (model-specific figures for ``--analyze``).
 
 Every compiled function takes batches of any length (``nmtcore.data.batch_spec``), and the training
 step works unchanged on one device or under a ``tf.distribute`` strategy.
@@ -21,7 +22,7 @@ import zlib
 import numpy as np
 import tensorflow as tf
 
-from nmtcore import addons, search
+from nmtcore import addons, progress, search
 from nmtcore.data import batch_spec, encode_all, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.metrics import perplexity
@@ -86,8 +87,8 @@ class NMTModel(tf.Module):
         raise NotImplementedError
 
     def variable_groups(self):
-        """[(variables, learning rate)], each group with its own optimiser and clipping."""
-        return [(self.trainable_variables, self.params["learning_rate"])]
+        """[(name, variables, learning rate)], each group with its own optimiser and clipping."""
+        return [("weights", self.trainable_variables, self.params["learning_rate"])]
 
     def epoch_batches(self, corpus, epoch, rng):
         """(kind, batch) pairs of training epoch ``epoch``; the default: shuffled parallel batches.
@@ -100,6 +101,16 @@ class NMTModel(tf.Module):
 
     def on_epoch_end(self, epoch, rng):
         """Hook for end-of-epoch updates of the model's state (e.g. PB resets)."""
+
+    def summary_scalars(self):
+        """{name: number} describing the model's state after an epoch, logged to TensorBoard."""
+        return {f"learning_rate/{name}": lr for name, _, lr in self.variable_groups()}
+
+    def analyze(self, train_sentences, test_pairs, out_dir):
+        """Model-specific figures for ``--analyze``: writes PNGs into ``out_dir`` and returns
+        {"figures": {title: file name}, "summary": {name: value}}. ``train_sentences`` are the
+        first training pairs (source, target token lists), ``test_pairs`` the first test pairs."""
+        return {"figures": {}, "summary": {}}
 
     # ----- shared machinery -----------------------------------------------------------------------
     @property
@@ -124,7 +135,7 @@ class NMTModel(tf.Module):
     def optimizers(self):
         if self._cache.optimizers is None:
             with self.strategy.scope():
-                self._cache.optimizers = [addons.lazy_adam(lr, vs) for vs, lr in self.variable_groups()]
+                self._cache.optimizers = [addons.lazy_adam(lr, vs) for _, vs, lr in self.variable_groups()]
         return self._cache.optimizers
 
     def _replica_step(self, batch, kind):
@@ -133,13 +144,13 @@ class NMTModel(tf.Module):
         # add up to the single-device gradient.
         global_batch = ctx.all_reduce("sum", tf.cast(tf.shape(batch["index"])[0], tf.float32))
         groups = self.variable_groups()
-        variables = [v for vs, _ in groups for v in vs]
+        variables = [v for _, vs, _ in groups for v in vs]
         with tf.GradientTape() as tape:
             per_sentence, extra, terms = self.sentence_losses(batch, training=True, kind=kind)
             loss = tf.reduce_sum(per_sentence) / global_batch + extra
         grads = tape.gradient(loss, variables)
-        start, norms = 0, []
-        for (vs, _), optimizer in zip(groups, self.optimizers):
+        start, norms = 0, {}
+        for (name, vs, _), optimizer in zip(groups, self.optimizers):
             # A kind of batch may leave variables untouched (a monolingual batch, B's weights).
             pairs = [(g, v) for g, v in zip(grads[start:start + len(vs)], vs) if g is not None]
             start += len(vs)
@@ -148,12 +159,16 @@ class NMTModel(tf.Module):
             summed = ctx.all_reduce("sum", [g for g, _ in pairs])
             clipped, norm = tf.clip_by_global_norm(summed, self.params["gradient_clip"])
             optimizer.apply_gradients(zip(clipped, [v for _, v in pairs]), experimental_aggregate_gradients=False)
-            norms.append(norm)
+            norms[f"grad_norm_{name}"] = norm
         terms = {k: ctx.all_reduce("sum", tf.reduce_sum(v)) / global_batch for k, v in terms.items()}
-        return dict(terms, loss=ctx.all_reduce("sum", loss), grad_norms=tf.stack(norms))
+        return dict(terms, **norms, loss=ctx.all_reduce("sum", loss))
 
     def train_step(self, batch, kind="parallel"):
-        """One optimisation step on a batch of ``self.dataset(kind, ...)``; returns the loss terms."""
+        """One optimisation step on a batch of ``self.dataset(kind, ...)``.
+
+        Returns scalars: the batch means of the model's loss terms, ``loss`` and the gradient norm
+        (before clipping) of each variable group that the batch touched, ``grad_norm_<group>``.
+        """
         steps = self._cache.train_steps
         if kind not in steps:
             def step(b):
@@ -167,10 +182,12 @@ class NMTModel(tf.Module):
     def dev_perplexity(self, src, tgt, batch_size):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources)."""
         ces, counts = [], []
-        for batch in length_sorted_batches(src, tgt, batch_size):
+        bar = progress.bar(-(-len(src) // batch_size))
+        for step, batch in enumerate(length_sorted_batches(src, tgt, batch_size), 1):
             ce, n = self._cache.score_fn(batch)
             ces.append(ce.numpy())
             counts.append(n.numpy())
+            bar.update(step)
         return perplexity(np.concatenate(ces), np.concatenate(counts))
 
     def _search_fn(self, beam_size, reverse):
@@ -191,7 +208,7 @@ class NMTModel(tf.Module):
                 translate_batch, input_signature=[tf.TensorSpec([None, None], tf.int32)])
         return self._cache.search_fns[key]
 
-    def translate_ids(self, src, beam_size, reverse=False, batch_size=64):
+    def translate_ids(self, src, beam_size, reverse=False, batch_size=64, show_progress=False):
         """Translate encoded sentences (id arrays ending in ``<end>``) in batches.
 
         Returns (list of output id arrays, each ending in ``<end>`` and padding, in input order;
@@ -203,17 +220,19 @@ class NMTModel(tf.Module):
             raise UserError(f"--reverse_translation: model {self.params['model']} translates one way only")
         fn = self._search_fn(beam_size, reverse)
         outputs, scores = [None] * len(src), np.zeros([len(src)])
-        for batch in length_sorted_batches(src, None, batch_size):
+        bar = progress.bar(-(-len(src) // batch_size), enabled=show_progress)
+        for step, batch in enumerate(length_sorted_batches(src, None, batch_size), 1):
             ids, score = (t.numpy() for t in fn(batch["src"]))
             for row, i in enumerate(batch["index"].numpy()):
                 outputs[i], scores[i] = ids[row], score[row]
+            bar.update(step)
         return outputs, scores
 
-    def translate(self, sentences, beam_size, reverse=False, batch_size=64):
+    def translate(self, sentences, beam_size, reverse=False, batch_size=64, show_progress=False):
         """Tokenized sentences (token lists) -> tokenized translations (token lists)."""
         if not sentences:
             return []
         src_vocab, tgt_vocab = (self.vocab2, self.vocab1) if reverse else (self.vocab1, self.vocab2)
-        ids, _ = self.translate_ids(encode_all(src_vocab, sentences), beam_size, reverse, batch_size)
+        ids, _ = self.translate_ids(encode_all(src_vocab, sentences), beam_size, reverse, batch_size, show_progress)
         return [tgt_vocab.decode(i) for i in ids]
 

@@ -42,7 +42,7 @@ def test(model, test_set, working_dir, reference=None, reverse=False, log=print)
                             f"has {len(references)}")
     started = time.time()
     hypotheses = [" ".join(h) for h in model.translate(
-        sources, p["beam_size"], reverse=reverse, batch_size=p["test_batch_size"])]
+        sources, p["beam_size"], reverse=reverse, batch_size=p["test_batch_size"], show_progress=True)]
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
              "beam_size": p["beam_size"], "direction": "B->A" if reverse else "A->B"}
     with open(os.path.join(working_dir, "test_trans.txt"), "w", encoding="utf-8") as f:

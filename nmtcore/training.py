@@ -9,7 +9,10 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from nmtcore import progress
 from nmtcore.errors import UserError
+from nmtcore.metrics import bleu
+from nmtcore.summaries import Summaries
 
 STATS = "training_stats.json"
 
@@ -41,7 +44,7 @@ def is_finished(stats, params):
                             or len(stats["epochs"]) >= params["max_epochs"])
 
 
-def train(model, corpus, working_dir, log=print):
+def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_sentences=100):
     """Train until the dev perplexity has not improved for ``early_stopping_steps`` epochs.
 
     After every epoch the whole training state (weights, PB tables, optimiser slots, early-stopping
@@ -49,6 +52,10 @@ def train(model, corpus, working_dir, log=print):
     checkpoint; a run stopped at any point resumes from the last finished epoch when called again
     on the same working directory. The best dev epoch's weights go to ``<working_dir>/best`` and
     are the model's weights when this returns.
+
+    Every epoch's statistics also go to TensorBoard (``<working_dir>/logs``); with
+    ``monitor_every`` N, every Nth epoch adds the BLEU of the first ``monitor_sentences`` dev
+    sentences, so that a model that learns perplexity but not translation shows before the end.
     """
     p = model.params
     best_manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
@@ -66,8 +73,12 @@ def train(model, corpus, working_dir, log=print):
     else:
         stats = {"epochs": [], "best_epoch": None, "best_dev_perplexity": None, "waited": 0, "total_seconds": 0.0}
     best = stats["best_dev_perplexity"] if stats["best_epoch"] else math.inf
+    summaries = Summaries(working_dir)
     for epoch in range(len(stats["epochs"]) + 1, p["max_epochs"] + 1):
         row = train_epoch(model, corpus, epoch, best_manager.directory)
+        row.update(model.summary_scalars())
+        if monitor_every and epoch % monitor_every == 0:
+            row["monitor/dev_bleu"] = dev_bleu(model, corpus, monitor_sentences)
         improved = row["dev_perplexity"] < best
         if improved:
             best = row["dev_perplexity"]
@@ -79,7 +90,9 @@ def train(model, corpus, working_dir, log=print):
         stats["total_seconds"] += row["seconds"]
         stats["state_checkpoint"] = state_manager.save(checkpoint_number=epoch)
         write_json(os.path.join(working_dir, STATS), stats)
-        log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {row['dev_perplexity']:.4f}  "
+        summaries.write_epoch(row)
+        monitored = f"  dev BLEU {row['monitor/dev_bleu']:.2f}" if "monitor/dev_bleu" in row else ""
+        log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {row['dev_perplexity']:.4f}{monitored}  "
             f"{row['seconds']:.1f}s{'  (best)' if improved else ''}")
         if stats["waited"] >= p["early_stopping_steps"]:
             break
@@ -92,22 +105,37 @@ def train(model, corpus, working_dir, log=print):
 
 
 def train_epoch(model, corpus, epoch, best_dir):
-    """One pass over the parallel data, the end-of-epoch hook, and the dev perplexity."""
+    """One pass over the parallel data, the end-of-epoch hook, and the dev perplexity.
+
+    Each term is averaged over the batches that have it (a monolingual batch has no binding).
+    """
     started = time.time()
     rng = np.random.default_rng([model.params["seed"], epoch])
-    sums, steps = collections.defaultdict(float), 0
+    sums, counts, steps = collections.defaultdict(float), collections.Counter(), 0
+    bar = progress.bar(None, stateful=["loss"])
     for kind, batch in model.epoch_batches(corpus, epoch, rng):
-        terms = {k: v.numpy() for k, v in model.train_step(batch, kind).items()}
+        terms = {k: float(v) for k, v in model.train_step(batch, kind).items()}
         steps += 1
-        if not np.all(np.isfinite(terms["loss"])) or not np.all(np.isfinite(terms["grad_norms"])):
+        if not all(map(math.isfinite, terms.values())):
             raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
                             f"step {steps}; the best weights so far are in {best_dir}")
-        for k, v in terms.items():
-            if np.ndim(v) == 0:
-                sums[k] += float(v)
+        sums.update({k: sums[k] + v for k, v in terms.items()})
+        counts.update(terms.keys())
+        bar.update(steps, [("loss", terms["loss"])])
+    bar.update(steps, finalize=True)
     model.on_epoch_end(epoch, rng)
     train_seconds = time.time() - started
     dev = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, model.params["test_batch_size"])
-    return {"epoch": epoch, "train_perplexity": sums["perplexity"] / max(steps, 1), "dev_perplexity": dev,
+    means = {k: sums[k] / counts[k] for k in sums}
+    return {"epoch": epoch, "train_perplexity": means.pop("perplexity", math.nan), "dev_perplexity": dev,
             "train_seconds": train_seconds, "seconds": time.time() - started,
-            **{f"mean_{k}": v / max(steps, 1) for k, v in sums.items() if k != "perplexity"}}
+            **{f"mean_{k}": v for k, v in means.items()}}
+
+
+def dev_bleu(model, corpus, sentences):
+    """BLEU of the first ``sentences`` dev translations, for monitoring only: the references are
+    read through the target vocabulary, so their out-of-vocabulary words count as ``<unk>``."""
+    sources, references = corpus.dev_src[:sentences], corpus.dev_tgt[:sentences]
+    outputs, _ = model.translate_ids(sources, model.params["beam_size"], batch_size=model.params["test_batch_size"])
+    return bleu([" ".join(model.vocab2.decode(o)) for o in outputs],
+                [" ".join(model.vocab2.decode(r)) for r in references])

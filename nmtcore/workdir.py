@@ -4,8 +4,10 @@
     vocab1.txt vocab2.txt  source and target vocabularies, one word per line, id = line number
     best/                TensorFlow checkpoint of the best dev epoch's weights (and PB tables)
     state/               the last epoch's full training state (with optimiser slots), for resuming
-    training_stats.json  per-epoch train/dev perplexity and seconds, early-stopping state
+    training_stats.json  per-epoch train/dev perplexity, loss terms and seconds, early-stopping state
+    logs/                TensorBoard event files of training
     test_trans.txt testing_stats.json   written by --do_testing
+    analysis/            written by --analyze
 """
 
 import json

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from nmtcore.data import encode_all, make_dataset
 from nmtcore.model import NMTModel
-from rnnpb.binding import PBTables, binding_loss
+from rnnpb import analysis
+from rnnpb.binding import PBTables, binding_loss, binding_quality
 from rnnpb.language_model import RNNPBLanguageModel
 from rnnpb.recognition import RecognitionSettings, recognize
 
@@ -41,27 +42,26 @@ class BoundRNNPB(NMTModel):
     def variable_groups(self):
         """Network weights and PB tables: separate LazyAdams, learning rates and clipping."""
         weights = {id(v): v for lm in (self.lm_a, self.lm_b) for v in lm.trainable_variables}
-        return [(list(weights.values()), self.params["learning_rate"]),
-                (self.pbs.tables, self.params["pb_learning_rate"])]
+        return [("weights", list(weights.values()), self.params["learning_rate"]),
+                ("pb", self.pbs.tables, self.params["pb_learning_rate"])]
 
     def sentence_losses(self, batch, training, kind):
         index = batch["index"]
         if kind in ("mono1", "mono2"):  # one language model on its own sentences, unbound
             lm, table, side = (self.lm_a, self.pbs.mono_a, "a") if kind == "mono1" else (self.lm_b, self.pbs.mono_b, "b")
             ce, tokens = lm.sentence_losses(batch["src"], tf.gather(table, index), training)
-            return ce, 0.0, {f"cross_entropy_{side}": ce, "perplexity": tf.exp(ce / tokens)}
+            return ce, 0.0, {f"prediction_{side}": ce, "perplexity": tf.exp(ce / tokens)}
         pb_a = tf.gather(self.pbs.a, index)
         ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, training)
         if self.params["autoencode"]:  # one model, one sentence: A's loss is B's
-            return ce_a, 0.0, {"cross_entropy_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
+            return ce_a, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
         pb_b = pb_a if self.pbs.hard else tf.gather(self.pbs.b, index)
         ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb_b, training)
-        terms = {"cross_entropy_a": ce_a, "cross_entropy_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
+        terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
         if self.pbs.hard:
             return ce_a + ce_b, 0.0, terms
-        bind = binding_loss(pb_a, pb_b, self.params["binding_strength"])
-        terms["bound_distance"] = tf.norm(pb_a - pb_b, axis=1)
-        return ce_a + ce_b, bind, terms
+        terms["binding"] = binding_loss(pb_a, pb_b, self.params["binding_strength"])
+        return ce_a + ce_b, tf.reduce_sum(terms["binding"]), terms
 
     def epoch_batches(self, corpus, epoch, rng):
         """Parallel batches; before each, with probability p_mono, monolingual batches for A and B.
@@ -86,6 +86,10 @@ class BoundRNNPB(NMTModel):
         if self.params["p_reset"] > 0:
             self.pbs.reset(self.params["p_reset"], rng)
 
+    def summary_scalars(self):
+        quality = binding_quality(self.pbs.a.numpy(), self.pbs.b.numpy())
+        return dict(super().summary_scalars(), **{f"pb/{k}": v for k, v in quality.items()})
+
     def recognize(self, src, reverse=False, record=False):
         """Recognise PBs of encoded sentences ``src`` (B, T) in A (in B when ``reverse``)."""
         return recognize(self.lm_b if reverse else self.lm_a, src, self.recognition, record)
@@ -101,6 +105,9 @@ class BoundRNNPB(NMTModel):
         return (self.lm_a if reverse else self.lm_b).step(tokens, state)
 
     # ----- inspection (PB-space analysis) -------------------------------------------------------
+    def analyze(self, train_pairs, test_pairs, out_dir):
+        return analysis.analyze(self, train_pairs, test_pairs, out_dir)
+
     def trained_pbs(self, indices, side="a"):
         """Trained PB vectors of training sentences ``indices`` in table ``a`` or ``b``, as numpy."""
         table = self.pbs.a if side == "a" else self.pbs.b
@@ -108,14 +115,19 @@ class BoundRNNPB(NMTModel):
 
     def recognize_sentences(self, sentences, side="a", batch_size=256):
         """Recognise tokenized sentences in A (or B). Returns numpy ``pb`` (N, num_PB),
-        ``iterations`` (N,), final ``loss`` (N,) and ``history``: per sentence, its summed
-        cross-entropy before each update and after the last one (iterations + 1 values)."""
+        ``iterations`` (N,), final ``loss`` (N,) and per sentence (lists of N arrays) the path its
+        recognition took: ``history``, the summed cross-entropy before each update and after the
+        last one (iterations + 1 values); ``pb_history``, the PB at the same points (iterations +
+        1, num_PB); ``grad_norm_history``, the gradient norm of each update (iterations)."""
         vocab = self.vocab1 if side == "a" else self.vocab2
         fn = tf.function(lambda src: self.recognize(src, reverse=side == "b", record=True))
-        out = {"pb": [], "iterations": [], "loss": [], "history": []}
+        out = {"pb": [], "iterations": [], "loss": [], "history": [], "pb_history": [], "grad_norm_history": []}
         for batch in make_dataset(encode_all(vocab, sentences), batch_size=batch_size):
             r = {k: v.numpy() for k, v in fn(batch["src"]).items()}
             for key in ("pb", "iterations", "loss"):
                 out[key].append(r[key])
-            out["history"].extend(np.append(r["history"][:n, i], r["loss"][i]) for i, n in enumerate(r["iterations"]))
-        return {k: (v if k == "history" else np.concatenate(v)) for k, v in out.items()}
+            for i, n in enumerate(r["iterations"]):
+                out["history"].append(np.append(r["history"][:n, i], r["loss"][i]))
+                out["pb_history"].append(np.concatenate([r["pb_history"][:n, i], r["pb"][None, i]]))
+                out["grad_norm_history"].append(r["grad_norm_history"][:n, i])
+        return {k: np.concatenate(v) if k in ("pb", "iterations", "loss") else v for k, v in out.items()}

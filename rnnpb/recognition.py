@@ -43,8 +43,10 @@ def recognize(language_model, seq, settings, record=False):
     """Recognise PBs for sentences ``seq`` (B, T) in ``language_model``.
 
     Returns a dict: ``pb`` (B, num_PB), ``iterations`` (B,) updates each sentence made, ``loss``
-    (B,) its final summed cross-entropy, and with ``record`` ``history`` (iterations, B): the loss
-    before each update (a stopped sentence repeats its last value).
+    (B,) its final summed cross-entropy, and with ``record``, per iteration, the state before its
+    update: ``history`` (iterations, B) the loss (a stopped sentence repeats its last value),
+    ``pb_history`` (iterations, B, num_PB) the PBs and ``grad_norm_history`` (iterations, B) the
+    gradient norms before clipping (0 for a stopped sentence).
     """
     s = settings
     if s.stop not in STOPPING:
@@ -63,7 +65,7 @@ def recognize(language_model, seq, settings, record=False):
     def update(tensor, rows, values):
         return tf.tensor_scatter_nd_update(tensor, rows[:, None], values)
 
-    def body(i, pb, m, v, best, waited, active, iterations, last, history):
+    def body(i, pb, m, v, best, waited, active, iterations, last, history, pb_history, norm_history):
         # Only the sentences still being recognised are computed, cut to their longest length:
         # a batch costs what its sentences need, not what its slowest sentence needs.
         rows = tf.where(active)[:, 0]
@@ -73,6 +75,9 @@ def recognize(language_model, seq, settings, record=False):
         norm = tf.norm(grad, axis=1)
         last = update(last, rows, ce)
         history = history.write(i, last)
+        if record:
+            pb_history = pb_history.write(i, pb)
+            norm_history = norm_history.write(i, update(tf.zeros([batch]), rows, norm))
         grad = grad * tf.minimum(1.0, s.clip / tf.maximum(norm, 1e-12))[:, None]
         t = tf.cast(i + 1, tf.float32)  # every active sentence has made exactly i updates
         m_rows = beta1 * tf.gather(m, rows) + (1 - beta1) * grad
@@ -90,18 +95,18 @@ def recognize(language_model, seq, settings, record=False):
             active = update(active, rows, waited_rows < s.patience)
         elif s.stop == "grad_norm":
             active = update(active, rows, norm >= s.grad_threshold)
-        return i + 1, pb, m, v, best, waited, active, iterations, last, history
+        return i + 1, pb, m, v, best, waited, active, iterations, last, history, pb_history, norm_history
 
     zeros = tf.zeros_like(pb)
+    histories = [tf.TensorArray(tf.float32, size=0, dynamic_size=True) for _ in range(3)]
     loop_vars = (tf.constant(0), pb, zeros, zeros, tf.fill([batch], float("inf")), tf.zeros([batch], tf.int32),
-                 tf.ones([batch], tf.bool), tf.zeros([batch], tf.int32), tf.zeros([batch]),
-                 tf.TensorArray(tf.float32, size=0, dynamic_size=True))
-    _, pb, _, _, _, _, _, iterations, _, history = tf.while_loop(
-        lambda i, pb, m, v, best, waited, active, iterations, last, history:
-            (i < s.max_iterations) & tf.reduce_any(active),
+                 tf.ones([batch], tf.bool), tf.zeros([batch], tf.int32), tf.zeros([batch]), *histories)
+    _, pb, _, _, _, _, _, iterations, _, *histories = tf.while_loop(
+        lambda i, pb, m, v, best, waited, active, *_: (i < s.max_iterations) & tf.reduce_any(active),
         body, loop_vars)
     final, _ = language_model.sentence_losses(seq, pb, training=False)
     result = {"pb": pb, "iterations": iterations, "loss": final}
     if record:
-        result["history"] = history.stack()
+        for name, array in zip(("history", "pb_history", "grad_norm_history"), histories):
+            result[name] = array.stack()
     return result

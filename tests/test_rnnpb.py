@@ -132,8 +132,12 @@ def test_inspection_api(trained, demo_data):
     sentences = read_sentences(demo_data / "test.en")[:5]
     result = model.recognize_sentences(sentences)
     assert result["pb"].shape == (5, 16) and len(result["history"]) == 5
-    for history, n, loss in zip(result["history"], result["iterations"], result["loss"]):
+    for i, (history, n, loss) in enumerate(zip(result["history"], result["iterations"], result["loss"])):
         assert len(history) == n + 1 and history[-1] == loss and history[-1] < history[0]
+        path = result["pb_history"][i]
+        assert path.shape == (n + 1, 16) and not path[0].any()  # from the zero PB ...
+        np.testing.assert_array_equal(path[-1], result["pb"][i])  # ... to the recognised one
+        assert len(result["grad_norm_history"][i]) == n and np.all(result["grad_norm_history"][i] > 0)
     np.testing.assert_array_equal(model.trained_pbs([0, 2]), model.pbs.a.numpy()[[0, 2]])
     reverse = model.recognize_sentences(read_sentences(demo_data / "test.de")[:2], side="b")
     assert reverse["pb"].shape == (2, 16)

@@ -1,0 +1,32 @@
+"""TensorBoard summaries of a training run, in ``<working_dir>/logs`` (``tensorboard --logdir``)."""
+
+import os
+
+import tensorflow as tf
+
+# training_stats.json names -> TensorBoard tags; ``mean_<term>`` rows become ``train/<term>``,
+# and names that already hold a "/" (``pb/...``, ``learning_rate/...``, ``monitor/...``) stay.
+TAGS = {"train_perplexity": "perplexity/train", "dev_perplexity": "perplexity/dev",
+        "seconds": "time/epoch_seconds", "train_seconds": "time/train_seconds"}
+
+
+def tag(name):
+    if name in TAGS:
+        return TAGS[name]
+    if name.startswith("mean_"):
+        return "train/" + name[len("mean_"):]
+    return name if "/" in name else None
+
+
+class Summaries:
+    """Writes one point per epoch for every number of the epoch's statistics row."""
+
+    def __init__(self, working_dir):
+        self.writer = tf.summary.create_file_writer(os.path.join(working_dir, "logs"))
+
+    def write_epoch(self, row):
+        with self.writer.as_default(step=row["epoch"]):
+            for name, value in row.items():
+                if tag(name) and isinstance(value, (int, float)):
+                    tf.summary.scalar(tag(name), value)
+        self.writer.flush()

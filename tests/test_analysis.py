@@ -1,0 +1,136 @@
+"""TensorBoard summaries, progress bars and ``--analyze`` (thesis figures and PB diagnostics)."""
+
+import glob
+import json
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from nmtcore import analysis, plots, progress, workdir
+from nmtcore.data import read_parallel
+from rnnpb import analysis as rnnpb_analysis
+
+from conftest import models, run_nmt
+from test_rnnpb import first_batch, make_model, random_corpus
+
+
+def event_scalars(logdir):
+    """{tag: {step: value}} of every scalar in the event files below ``logdir``."""
+    scalars = {}
+    for path in glob.glob(f"{logdir}/events.out.tfevents.*"):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                scalars.setdefault(value.tag, {})[event.step] = float(tf.make_ndarray(value.tensor))
+    return scalars
+
+
+def test_tensorboard_holds_the_listed_scalars_of_every_epoch(trained_rnnpb):
+    scalars = event_scalars(trained_rnnpb / "logs")
+    stats = json.loads((trained_rnnpb / "training_stats.json").read_text())
+    expected = {"perplexity/train": "train_perplexity", "perplexity/dev": "dev_perplexity",
+                "train/prediction_a": "mean_prediction_a", "train/prediction_b": "mean_prediction_b",
+                "train/binding": "mean_binding", "train/grad_norm_weights": "mean_grad_norm_weights",
+                "train/grad_norm_pb": "mean_grad_norm_pb", "learning_rate/weights": "learning_rate/weights",
+                "learning_rate/pb": "learning_rate/pb", "pb/mean_norm_a": "pb/mean_norm_a",
+                "pb/mean_bound_distance": "pb/mean_bound_distance", "pb/binding_ratio": "pb/binding_ratio"}
+    for tag, key in expected.items():
+        assert set(scalars[tag]) == {1, 2}, tag
+        for row in stats["epochs"]:
+            assert scalars[tag][row["epoch"]] == pytest.approx(row[key], rel=1e-6), tag
+    assert scalars["learning_rate/pb"][1] == pytest.approx(0.01)
+    assert 0 < scalars["pb/binding_ratio"][2] < 1.5
+    assert set(scalars["monitor/dev_bleu"]) == {2}  # --monitor_every=2: the second epoch only
+    assert 0 <= scalars["monitor/dev_bleu"][2] <= 100
+
+
+def test_progress_bar_only_on_a_terminal(capsys, monkeypatch):
+    def run():
+        bar = progress.bar(3, stateful=["loss"])
+        for step in range(1, 4):
+            bar.update(step, [("loss", 1.5)])
+        return capsys.readouterr().out
+
+    assert run() == ""  # pytest's captured stdout is not a terminal
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    shown = run()
+    assert "3/3" in shown and "loss: 1.5" in shown
+
+
+def load_checkpoint_tables(working_dir):
+    """A's and B's PB tables as saved in ``best/``, read without building a model."""
+    reader = tf.train.load_checkpoint(str(working_dir / "best"))
+    names = reader.get_variable_to_shape_map()
+    a, = [n for n in names if "pbs/a/" in n]
+    b, = [n for n in names if "pbs/b/" in n]
+    return reader.get_tensor(a), reader.get_tensor(b)
+
+
+@pytest.fixture(scope="module")
+def analysed(trained_rnnpb, monkeypatch_module):
+    """Runs --analyze in process, recording each saved figure's title and axis labels."""
+    figures = {}
+    save = plots.save
+
+    def recording_save(fig, out_dir, name):
+        figures[name] = (fig.get_suptitle(), [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes])
+        return save(fig, out_dir, name)
+
+    monkeypatch_module.setattr(plots, "save", recording_save)
+    model = workdir.load_model(str(trained_rnnpb), models())
+    return analysis.analyze(model, str(trained_rnnpb), log=lambda *_: None), figures
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_analyze_writes_every_figure_with_titles_and_labels(trained_rnnpb, analysed):
+    summary, figures = analysed
+    out = trained_rnnpb / "analysis"
+    assert sorted(summary["figures"].values()) == sorted(figures) == [
+        "fig5_1_trained_vs_recognised.png", "fig5_2_perplexity.png", "fig5_3_bound_pairs.png",
+        "fig5_4_recognition_paths.png"]
+    for name, (title, axes) in figures.items():
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and (out / name).stat().st_size > 10_000
+        assert title and axes[-1][0] and all(y for _, y in axes), name
+    written = json.loads((out / "summary.json").read_text())
+    assert written["translations"] == summary["translations"] and len(written["translations"]) == 10
+    md = (out / "summary.md").read_text()
+    assert "| source | reference | translation |" in md and "fig5_3_bound_pairs.png" in md
+
+
+def test_analyze_binding_figures_are_recomputed_from_the_saved_tables(trained_rnnpb, analysed):
+    summary, _ = analysed
+    a, b = (t.astype(np.float64) for t in load_checkpoint_tables(trained_rnnpb))
+    assert len(a) == 400  # the demo corpus: every pair is in the sample
+    bound = np.linalg.norm(a - b, axis=1).mean()
+    pairwise = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
+    random = pairwise[~np.eye(len(a), dtype=bool)].mean()
+    assert summary["pb_mean_bound_distance"] == pytest.approx(bound, rel=1e-6)
+    assert summary["pb_mean_random_distance"] == pytest.approx(random, rel=1e-6)
+    assert summary["pb_binding_ratio"] == pytest.approx(bound / random, rel=1e-6)
+    assert summary["trained_recognised_sentences"] == 100 and summary["trained_recognised_mean_distance"] > 0
+
+
+def test_hard_binding_has_bound_distance_and_ratio_zero(tmp_path, demo_data):
+    model = make_model(bind_hard=True, num_train=32)
+    src, tgt = random_corpus(32), random_corpus(32, 1)
+    model.dataset("parallel", src, tgt)
+    for size in (16, 32):
+        model.train_step(first_batch(src, tgt, size))
+    pairs = list(zip(*read_parallel(str(demo_data / "test.en"), str(demo_data / "test.de"))))
+    train_pairs = [(model.vocab1.decode(s), model.vocab2.decode(t)) for s, t in zip(src, tgt)]
+    result = rnnpb_analysis.analyze(model, train_pairs, pairs, str(tmp_path))
+    assert result["summary"]["pb_mean_bound_distance"] == 0 and result["summary"]["pb_binding_ratio"] == 0
+    assert result["summary"]["pb_mean_random_distance"] > 0
+    assert (tmp_path / "fig5_3_bound_pairs.png").is_file()
+
+
+def test_seq2seq_analysis_has_the_generic_figures_only(trained_encdec):
+    run_nmt("--analyze", f"--working_dir={trained_encdec}")
+    summary = json.loads((trained_encdec / "analysis" / "summary.json").read_text())
+    assert list(summary["figures"].values()) == ["fig5_2_perplexity.png"] and len(summary["translations"]) == 10
