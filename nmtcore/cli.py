@@ -178,7 +178,7 @@ def train_command(models, given, args):
         params = dict(saved, max_epochs=params["max_epochs"])
     corpus = corpus_lib.load(given, params, workdir.load_vocabularies(args.working_dir) if resuming else None)
     params.update(corpus.sizes())
-    tf.keras.utils.set_random_seed(params["seed"])  # initialisation, dropout and PB noise
+    tf.keras.utils.set_random_seed(params["seed"])  # initialisation (epochs seed their own draws)
     strategy = _strategy(args.distribute)
     with strategy.scope():
         model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)

@@ -96,6 +96,7 @@ def train_epoch(model, corpus, epoch, best_dir):
     started = time.time()
     rng = np.random.default_rng([model.params["seed"], epoch])
     sums, steps = collections.defaultdict(float), 0
+    model.start_epoch(epoch)
     for kind, batch in model.epoch_batches(corpus, epoch, rng):
         terms = {k: v.numpy() for k, v in model.train_step(batch, kind).items()}
         steps += 1

@@ -56,7 +56,7 @@ def recognize(language_model, seq, settings, record=False):
     def loss_and_grad(seq, pb):
         with tf.GradientTape() as tape:
             tape.watch(pb)
-            ce, _ = language_model.sentence_losses(seq, pb, training=False)
+            ce, _ = language_model.sentence_losses(seq, pb)
             total = tf.reduce_sum(ce)
         return ce, tape.gradient(total, pb)
 
@@ -100,7 +100,7 @@ def recognize(language_model, seq, settings, record=False):
         lambda i, pb, m, v, best, waited, active, iterations, last, history:
             (i < s.max_iterations) & tf.reduce_any(active),
         body, loop_vars)
-    final, _ = language_model.sentence_losses(seq, pb, training=False)
+    final, _ = language_model.sentence_losses(seq, pb)
     result = {"pb": pb, "iterations": iterations, "loss": final}
     if record:
         result["history"] = history.stack()

@@ -129,17 +129,3 @@ def test_same_seed_same_run(demo_data, tmp_path):
                      (wd / "test_trans.txt").read_text()))
     assert runs[0] == runs[1]
 
-
-def test_interrupted_training_resumes_where_it_stopped(demo_data, tmp_path):
-    flags = ["--model=encdec", "--reverse_source", "--seed=3"]
-    run_nmt(*train_args(demo_data, tmp_path / "whole", *flags, "--max_epochs=3"))
-    run_nmt(*train_args(demo_data, tmp_path / "parts", *flags, "--max_epochs=1"))
-    proc = run_nmt(*train_args(demo_data, tmp_path / "parts", *flags, "--max_epochs=3"))
-    assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout
-    whole, parts = (json.loads((tmp_path / d / "training_stats.json").read_text()) for d in ("whole", "parts"))
-    assert [e["epoch"] for e in parts["epochs"]] == [1, 2, 3]
-    for a, b in zip(whole["epochs"], parts["epochs"]):
-        assert a["dev_perplexity"] == pytest.approx(b["dev_perplexity"], abs=1e-5)
-        assert a["train_perplexity"] == pytest.approx(b["train_perplexity"], abs=1e-5)
-    other = run_nmt(*train_args(demo_data, tmp_path / "parts", "--model=encdec", "--max_epochs=5"), check=False)
-    assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr
