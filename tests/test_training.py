@@ -22,7 +22,7 @@ def setup(demo_data):
     return models()["encdec"](dict(params, **corpus.sizes()), corpus.vocab1, corpus.vocab2), corpus
 
 
-def test_a_nan_loss_stops_training_with_one_line(setup, tmp_path):
+def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
     model, corpus = setup
     weights = model.output_layer.kernel
     weights.assign(np.full(weights.shape, np.nan, np.float32))
