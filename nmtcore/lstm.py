@@ -8,8 +8,10 @@ units that product would dominate the layer). The result is exactly the concaten
 
 Gate layout, initialisers and dropout semantics are those of ``tf.keras.layers.LSTM`` (input,
 forget, cell, output; Glorot kernels, orthogonal recurrent kernels, forget bias 1; one dropout
-mask per sequence on the inputs of every layer, drawn from the generator passed as ``rng``). Each layer's input product is computed for all
-time steps in one matrix multiplication, so the time loop only holds the recurrent product.
+mask per sequence on the inputs of every layer), but the masks are drawn from the generator the
+caller passes as ``rng``, so that the trainer controls them. Each layer's input product is
+computed for all time steps in one matrix multiplication, so the time loop only holds the
+recurrent product.
 """
 
 import tensorflow as tf

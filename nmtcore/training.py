@@ -87,7 +87,8 @@ def train(model, corpus, working_dir, log=print):
             break
     if stats["waited"] >= p["early_stopping_steps"]:
         log(f"early stopping: no dev improvement for {stats['waited']} epochs")
-    checkpoints.read(tf.train.Checkpoint(model=model), best_manager.latest_checkpoint, "restore weights").expect_partial()
+    best_weights = tf.train.Checkpoint(model=model)
+    checkpoints.read(best_weights, best_manager.latest_checkpoint, "restore weights").expect_partial()
     log(f"best epoch {stats['best_epoch']} (dev perplexity {stats['best_dev_perplexity']:.4f}), "
         f"{stats['total_seconds']:.0f}s of training in all")
     return stats

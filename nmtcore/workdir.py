@@ -66,7 +66,8 @@ def load_model(working_dir, models, overrides=None):
     model = build_model(working_dir, models, params, vocab1, vocab2)
     checkpoint = tf.train.latest_checkpoint(os.path.join(working_dir, "best"))
     if checkpoint is None:
-        raise UserError(f"{working_dir}/best: no saved weights (training never finished an epoch, or best/checkpoint is damaged)")
+        raise UserError(f"{working_dir}/best: no saved weights "
+                        "(training never finished an epoch, or best/checkpoint is damaged)")
     checkpoints.read(tf.train.Checkpoint(model=model), checkpoint, "restore weights").expect_partial()
     return model
 
