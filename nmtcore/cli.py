@@ -1,7 +1,7 @@
 """The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query.
 
 Flags keep the thesis's names so that its run scripts work unchanged. Unknown flags and invalid
-values are errors; a UserError anywhere becomes one line on stderr and exit status 1.
+values are errors; a UserError or OSError anywhere becomes one line on stderr and exit status 1.
 """
 
 import argparse
@@ -97,7 +97,8 @@ RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layer
           ("p_reset", 0, 1, True), ("p_mono", 0, 1, True), ("beam_size", 1, 1000, True),
           ("max_trans_ratio", 0, 100, False), ("max_recog_epochs", 1, 1e6, True), ("recog_patience", 1, 1e6, True),
           ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("test_batch_size", 1, 1e6, True),
-          ("monitor_every", 0, 1e6, True), ("monitor_sentences", 1, 1e8, True)]
+          ("monitor_every", 0, 1e6, True), ("monitor_sentences", 1, 1e8, True),
+          ("seed", 0, 2**32 - 1, True)]  # numpy's seeds are unsigned 32-bit
 
 
 def check_ranges(values):
@@ -125,7 +126,7 @@ def main(models, argv=None):
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         run(models, args)
-    except UserError as e:
+    except (UserError, OSError) as e:  # OSError: an unreadable file, a full disk, a file as --working_dir
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -142,14 +143,14 @@ def run(models, args):
     if "model" in given:
         given["model"] = MODEL_ALIASES.get(given["model"], given["model"])
     check_ranges(given)
+    if args.do_testing and not args.test_set:
+        raise UserError("--do_testing needs --test_set")
     if args.do_training:
         train_command(models, given, args)
     if args.do_testing or args.analyze or args.query is not None:
         overrides = {k: given[k] for k in INFERENCE_DEFAULTS if k in given}
         model = workdir.load_model(args.working_dir, models, overrides)
         if args.do_testing:
-            if not args.test_set:
-                raise UserError("--do_testing needs --test_set")
             prediction.test(model, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
         if args.analyze:
             analysis.analyze(model, args.working_dir, args.test_set, args.test_ref)
@@ -187,7 +188,7 @@ def train_command(models, given, args):
         params = dict(saved, max_epochs=params["max_epochs"])
     corpus = corpus_lib.load(given, params, workdir.load_vocabularies(args.working_dir) if resuming else None)
     params.update(corpus.sizes())
-    tf.keras.utils.set_random_seed(params["seed"])  # initialisation, dropout and PB noise
+    tf.keras.utils.set_random_seed(params["seed"])  # initialisation (epochs seed their own draws)
     strategy = _strategy(args.distribute)
     with strategy.scope():
         model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)

@@ -8,8 +8,10 @@ units that product would dominate the layer). The result is exactly the concaten
 
 Gate layout, initialisers and dropout semantics are those of ``tf.keras.layers.LSTM`` (input,
 forget, cell, output; Glorot kernels, orthogonal recurrent kernels, forget bias 1; one dropout
-mask per sequence on the inputs of every layer). Each layer's input product is computed for all
-time steps in one matrix multiplication, so the time loop only holds the recurrent product.
+mask per sequence on the inputs of every layer), but the masks are drawn from the generator the
+caller passes as ``rng``, so that the trainer controls them. Each layer's input product is
+computed for all time steps in one matrix multiplication, so the time loop only holds the
+recurrent product.
 """
 
 import tensorflow as tf
@@ -57,23 +59,24 @@ class StackedLSTM(tf.keras.layers.Layer):
         kernel = self.kernels[layer]
         return kernel[: kernel.shape[0] - self.constant_dim] if layer == 0 and self.constant_dim else kernel
 
-    def _dropout_masks(self, batch_size, dims, training):
-        if not (training and self.dropout > 0):
+    def _dropout_masks(self, batch_size, dims, rng):
+        if rng is None or self.dropout == 0:
             return [None] * len(dims)
         keep = 1.0 - self.dropout
-        return [tf.cast(tf.random.uniform([batch_size, d]) < keep, tf.float32) / keep for d in dims]
+        return [tf.cast(rng.uniform([batch_size, d]) < keep, tf.float32) / keep for d in dims]
 
-    def call(self, inputs, initial_state=None, mask=None, constant=None, training=False):
+    def call(self, inputs, initial_state=None, mask=None, constant=None, rng=None):
         """Run over a whole batch of sequences.
 
         inputs: (B, T, D); mask: (B, T) bool, where False steps leave the state unchanged (so the
-        final state is the one after the last real token); constant: (B, constant_dim).
+        final state is the one after the last real token); constant: (B, constant_dim); rng: the
+        ``tf.random.Generator`` of training-time dropout, None (no dropout) otherwise.
         Returns (outputs of the last layer (B, T, units), final [(h, c)] per layer).
         """
         batch = tf.shape(inputs)[0]
         state = initial_state if initial_state is not None else self.zero_state(batch)
         dims = [inputs.shape[-1]] + [self.units] * (self.num_layers - 1)
-        masks = self._dropout_masks(batch, dims + ([self.constant_dim] if constant is not None else []), training)
+        masks = self._dropout_masks(batch, dims + ([self.constant_dim] if constant is not None else []), rng)
         extra = self.constant_gates(constant, masks[-1]) if constant is not None else None
         time_mask = tf.transpose(mask)[:, :, None] if mask is not None else None
         x, finals = inputs, []

@@ -65,7 +65,8 @@ class NMTModel(tf.Module):
         # slots and compiled functions are run-time state, saved (or not) by the trainer.
         self._cache = types.SimpleNamespace(
             strategy=tf.distribute.get_strategy(), optimizers=None, train_steps={}, batch_specs={}, search_fns={},
-            score_fn=tf.function(self.score_targets, input_signature=[batch_spec()]))
+            score_fn=tf.function(self.score_targets, input_signature=[batch_spec()]),
+            rng=tf.random.Generator.from_seed(params["seed"]))
 
     # ----- what a model implements --------------------------------------------------------------
     def sentence_losses(self, batch, training, kind):
@@ -106,9 +107,9 @@ class NMTModel(tf.Module):
         """{name: number} describing the model's state after an epoch, logged to TensorBoard."""
         return {f"learning_rate/{name}": lr for name, _, lr in self.variable_groups()}
 
-    def analyze(self, train_sentences, test_pairs, out_dir):
+    def analyze(self, train_pairs, test_pairs, out_dir):
         """Model-specific figures for ``--analyze``: writes PNGs into ``out_dir`` and returns
-        {"figures": {title: file name}, "summary": {name: value}}. ``train_sentences`` are the
+        {"figures": {title: file name}, "summary": {name: value}}. ``train_pairs`` are the
         first training pairs (source, target token lists), ``test_pairs`` the first test pairs."""
         return {"figures": {}, "summary": {}}
 
@@ -117,6 +118,20 @@ class NMTModel(tf.Module):
     def strategy(self):
         """The tf.distribute strategy the model was built under (the default one if none)."""
         return self._cache.strategy
+
+    def training_rng(self, training):
+        """The generator of dropout masks and PB noise when ``training``, else None (no noise)."""
+        return self._cache.rng if training else None
+
+    def start_epoch(self, epoch):
+        """Restart the training noise from (--seed, epoch).
+
+        An epoch then draws the same dropout masks and PB noise whether or not training was
+        interrupted before it, so a resumed run is the uninterrupted one; under a tf.distribute
+        strategy each replica draws its own stream from this state.
+        """
+        key = np.random.SeedSequence([self.params["seed"], epoch]).generate_state(1, np.uint64)[0]
+        self._cache.rng.reset_from_key_counter(int(key), [0, 0])
 
     def dataset(self, kind, src, tgt=None, epoch=0, cycle=0):
         """One pass over training data of batch kind ``kind``, distributed over the replicas.

@@ -60,28 +60,39 @@ def test(model, test_set, working_dir, reference=None, reverse=False, log=print)
     return stats
 
 
-def query(model, text, reverse=False, out=sys.stdout):
-    """Translate raw text: one sentence, or with ``text='-'`` one sentence per stdin line.
+def stdin_lines(stream):
+    """The lines of a binary stream as text: LF or CRLF, a leading BOM dropped.
 
-    Input is Moses-tokenized (and escaped) like the training data, output detokenized. Each input
-    line gives exactly one output line; an empty line gives an empty line.
+    Undecodable bytes become U+FFFD, so that they do not cost the other lines their translations.
+    """
+    lines = stream.read().decode("utf-8-sig", errors="replace").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def translate_lines(model, lines, reverse=False):
+    """Raw sentences -> raw translations, one for each (an empty one for a line without words).
+
+    Input is Moses-tokenized (and escaped) like the training data, output detokenized.
     """
     p = model.params
     source_language, target_language = (p["lang2"], p["lang1"]) if reverse else (p["lang1"], p["lang2"])
     tokenizer, detokenizer = MosesTokenizer(lang=source_language), MosesDetokenizer(lang=target_language)
-    lines = [text]
-    if text == "-":
-        # Undecodable bytes must not cost the other lines their translations.
-        lines = sys.stdin.buffer.read().decode("utf-8", errors="replace").split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        lines = [line.rstrip("\r") for line in lines]
     tokenized = [tokenizer.tokenize(line, escape=True) for line in lines]
     todo = [i for i, t in enumerate(tokenized) if t]
     outputs = [""] * len(lines)
     for i, words in zip(todo, model.translate([tokenized[i] for i in todo], p["beam_size"],
                                               reverse=reverse, batch_size=p["test_batch_size"])):
         outputs[i] = detokenizer.detokenize(words)
-    for line in outputs:
+    return outputs
+
+
+def query(model, text, reverse=False, out=sys.stdout):
+    """--query: translate one sentence, or with ``text='-'`` one sentence per stdin line.
+
+    Each input line gives exactly one output line; an empty line gives an empty line.
+    """
+    for line in translate_lines(model, stdin_lines(sys.stdin.buffer) if text == "-" else [text], reverse):
         out.write(line + "\n")
     out.flush()

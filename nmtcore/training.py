@@ -9,12 +9,13 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from nmtcore import progress
+from nmtcore import checkpoints, progress
 from nmtcore.errors import UserError
 from nmtcore.metrics import bleu
 from nmtcore.summaries import Summaries
 
 STATS = "training_stats.json"
+STATS_KEYS = {"epochs", "best_epoch", "best_dev_perplexity", "waited", "total_seconds"}
 
 
 def write_json(path, obj):
@@ -33,9 +34,12 @@ def load_stats(working_dir):
         return None
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except ValueError as e:
+            stats = json.load(f)
+    except ValueError as e:  # also undecodable bytes
         raise UserError(f"{path}: corrupted ({e})") from None
+    if not isinstance(stats, dict) or not STATS_KEYS <= stats.keys():
+        raise UserError(f"{path}: corrupted (not the statistics of a training run)")
+    return stats
 
 
 def is_finished(stats, params):
@@ -65,10 +69,7 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
     state_manager = tf.train.CheckpointManager(state, os.path.join(working_dir, "state"), max_to_keep=2)
     stats = load_stats(working_dir)
     if stats and stats.get("state_checkpoint"):
-        try:
-            state.read(stats["state_checkpoint"]).assert_existing_objects_matched()
-        except (tf.errors.OpError, AssertionError, ValueError) as e:
-            raise UserError(f"{stats['state_checkpoint']}: cannot resume ({str(e).splitlines()[0]})") from None
+        checkpoints.read(state, stats["state_checkpoint"], "resume")
         log(f"resuming {working_dir} after epoch {len(stats['epochs'])}")
     else:
         stats = {"epochs": [], "best_epoch": None, "best_dev_perplexity": None, "waited": 0, "total_seconds": 0.0}
@@ -98,7 +99,8 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
             break
     if stats["waited"] >= p["early_stopping_steps"]:
         log(f"early stopping: no dev improvement for {stats['waited']} epochs")
-    tf.train.Checkpoint(model=model).read(best_manager.latest_checkpoint).assert_existing_objects_matched().expect_partial()
+    best_weights = tf.train.Checkpoint(model=model)
+    checkpoints.read(best_weights, best_manager.latest_checkpoint, "restore weights").expect_partial()
     log(f"best epoch {stats['best_epoch']} (dev perplexity {stats['best_dev_perplexity']:.4f}), "
         f"{stats['total_seconds']:.0f}s of training in all")
     return stats
@@ -112,6 +114,7 @@ def train_epoch(model, corpus, epoch, best_dir):
     started = time.time()
     rng = np.random.default_rng([model.params["seed"], epoch])
     sums, counts, steps = collections.defaultdict(float), collections.Counter(), 0
+    model.start_epoch(epoch)
     bar = progress.bar(None, stateful=["loss"])
     for kind, batch in model.epoch_batches(corpus, epoch, rng):
         terms = {k: float(v) for k, v in model.train_step(batch, kind).items()}

@@ -60,8 +60,11 @@ class Vocabulary:
     def load(cls, path):
         if not os.path.isfile(path):
             raise UserError(f"{path}: vocabulary file missing")
-        with open(path, encoding="utf-8") as f:
-            words = f.read().split("\n")[:-1]
+        try:
+            with open(path, encoding="utf-8") as f:
+                words = f.read().split("\n")[:-1]
+        except UnicodeDecodeError as e:
+            raise UserError(f"{path}: corrupted (not valid UTF-8 at byte {e.start})") from None
         if tuple(words[:4]) != SPECIALS:
             raise UserError(f"{path}: not a vocabulary file (must start with {' '.join(SPECIALS)})")
         return cls(words[4:])

@@ -15,6 +15,7 @@ import os
 
 import tensorflow as tf
 
+from nmtcore import checkpoints
 from nmtcore.errors import UserError
 from nmtcore.training import write_json
 from nmtcore.vocabulary import Vocabulary
@@ -64,12 +65,24 @@ def load_model(working_dir, models, overrides=None):
     params = load_params(working_dir)
     params.update(overrides or {})
     vocab1, vocab2 = load_vocabularies(working_dir)
-    model = models[params["model"]](params, vocab1, vocab2)
+    model = build_model(working_dir, models, params, vocab1, vocab2)
     checkpoint = tf.train.latest_checkpoint(os.path.join(working_dir, "best"))
     if checkpoint is None:
-        raise UserError(f"{working_dir}/best: no saved weights (training never finished an epoch)")
-    try:
-        tf.train.Checkpoint(model=model).read(checkpoint).assert_existing_objects_matched().expect_partial()
-    except (tf.errors.OpError, AssertionError, ValueError) as e:
-        raise UserError(f"{checkpoint}: cannot restore weights ({str(e).splitlines()[0]})") from None
+        raise UserError(f"{working_dir}/best: no saved weights "
+                        "(training never finished an epoch, or best/checkpoint is damaged)")
+    checkpoints.read(tf.train.Checkpoint(model=model), checkpoint, "restore weights").expect_partial()
     return model
+
+
+def build_model(working_dir, models, params, vocab1, vocab2):
+    """The model that ``params`` (read from ``working_dir``) describe; a UserError if they are
+    incomplete or name an unknown model."""
+    path = os.path.join(working_dir, HPARAMS)
+    if params["model"] not in models:
+        raise UserError(f"{path}: corrupted (unknown model {params['model']!r})")
+    try:
+        return models[params["model"]](params, vocab1, vocab2)
+    except KeyError as e:
+        if e.args[0] in params:  # a bug, not a missing hyperparameter
+            raise
+        raise UserError(f"{path}: corrupted (no {e.args[0]!r})") from None

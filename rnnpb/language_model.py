@@ -25,12 +25,13 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
         self.lstm.build([None, None, embedding_size])
         self.output_layer.build([None, units])
 
-    def sentence_losses(self, seq, pb, training=False):
+    def sentence_losses(self, seq, pb, rng=None):
         """Summed cross-entropy (B,) of sentences ``seq`` (words + ``<end>``) given their PBs,
-        and the number of predicted tokens (B,). Training adds N(0, sigma) noise to the PBs."""
-        if training and self.sigma > 0:
-            pb = pb + tf.random.normal(tf.shape(pb), stddev=self.sigma)
-        outputs, _ = self.lstm(self.embedding(decoder_inputs(seq)), constant=pb, training=training)
+        and the number of predicted tokens (B,). In training, ``rng`` is the ``tf.random.Generator``
+        that draws the N(0, sigma) noise added to the PBs and the dropout masks."""
+        if rng is not None and self.sigma > 0:
+            pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
+        outputs, _ = self.lstm(self.embedding(decoder_inputs(seq)), constant=pb, rng=rng)
         return summed_cross_entropy(self.output_layer(outputs), seq)
 
     def start_state(self, pb):

@@ -46,17 +46,17 @@ class BoundRNNPB(NMTModel):
                 ("pb", self.pbs.tables, self.params["pb_learning_rate"])]
 
     def sentence_losses(self, batch, training, kind):
-        index = batch["index"]
+        index, rng = batch["index"], self.training_rng(training)
         if kind in ("mono1", "mono2"):  # one language model on its own sentences, unbound
             lm, table, side = (self.lm_a, self.pbs.mono_a, "a") if kind == "mono1" else (self.lm_b, self.pbs.mono_b, "b")
-            ce, tokens = lm.sentence_losses(batch["src"], tf.gather(table, index), training)
+            ce, tokens = lm.sentence_losses(batch["src"], tf.gather(table, index), rng)
             return ce, 0.0, {f"prediction_{side}": ce, "perplexity": tf.exp(ce / tokens)}
         pb_a = tf.gather(self.pbs.a, index)
-        ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, training)
+        ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, rng)
         if self.params["autoencode"]:  # one model, one sentence: A's loss is B's
             return ce_a, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
         pb_b = pb_a if self.pbs.hard else tf.gather(self.pbs.b, index)
-        ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb_b, training)
+        ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
         terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
         if self.pbs.hard:
             return ce_a + ce_b, 0.0, terms

@@ -58,7 +58,7 @@ def recognize(language_model, seq, settings, record=False):
     def loss_and_grad(seq, pb):
         with tf.GradientTape() as tape:
             tape.watch(pb)
-            ce, _ = language_model.sentence_losses(seq, pb, training=False)
+            ce, _ = language_model.sentence_losses(seq, pb)
             total = tf.reduce_sum(ce)
         return ce, tape.gradient(total, pb)
 
@@ -104,7 +104,7 @@ def recognize(language_model, seq, settings, record=False):
     _, pb, _, _, _, _, _, iterations, _, *histories = tf.while_loop(
         lambda i, pb, m, v, best, waited, active, *_: (i < s.max_iterations) & tf.reduce_any(active),
         body, loop_vars)
-    final, _ = language_model.sentence_losses(seq, pb, training=False)
+    final, _ = language_model.sentence_losses(seq, pb)
     result = {"pb": pb, "iterations": iterations, "loss": final}
     if record:
         for name, array in zip(("history", "pb_history", "grad_norm_history"), histories):

@@ -23,7 +23,7 @@ class EncoderDecoder(NMTModel):
         self.decoder.build([None, p["embedding_size"]])
         self.output_layer.build([None, p["units"]])
 
-    def encode(self, src, training=False):
+    def encode(self, src, rng=None):
         """Final (h, c) of each encoder layer after the last real token of each sentence.
 
         With ``reverse_source`` the words are reversed, keeping ``<end>`` last, and padding stays
@@ -33,20 +33,21 @@ class EncoderDecoder(NMTModel):
         if self.params["reverse_source"]:
             lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
             src = tf.reverse_sequence(src, lengths - 1, seq_axis=1, batch_axis=0)
-        _, states = self.encoder(self.src_embedding(src), mask=mask, training=training)
+        _, states = self.encoder(self.src_embedding(src), mask=mask, rng=rng)
         return states
 
-    def _target_logits(self, src, tgt, training):
+    def _target_logits(self, src, tgt, rng=None):
         outputs, _ = self.decoder(self.tgt_embedding(decoder_inputs(tgt)),
-                                  initial_state=self.encode(src, training), training=training)
+                                  initial_state=self.encode(src, rng), rng=rng)
         return self.output_layer(outputs)
 
     def sentence_losses(self, batch, training, kind):
-        ce, tokens = summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"], training), batch["tgt"])
+        logits = self._target_logits(batch["src"], batch["tgt"], self.training_rng(training))
+        ce, tokens = summed_cross_entropy(logits, batch["tgt"])
         return ce, 0.0, {"cross_entropy": ce, "perplexity": tf.exp(ce / tokens)}
 
     def score_targets(self, batch):
-        return summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"], False), batch["tgt"])
+        return summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"]), batch["tgt"])
 
     def decoder_start(self, src, reverse):
         return self.encode(src)

@@ -70,3 +70,20 @@ def trained_rnnpb(demo_data, tmp_path_factory):
                         "--max_epochs=2", "--max_recog_epochs=10", "--dropout=0.2", "--sigma=0.1",
                         "--monitor_every=2", "--monitor_sentences=10"))
     return wd
+
+
+def untrained_working_dir(path, data, **overrides):
+    """A working directory of an untrained tiny model with vocabularies from ``data``'s training
+    files: enough to load it and run --query, without training. Returns the model."""
+    import tensorflow as tf
+
+    from nmtcore import workdir
+    from nmtcore.data import read_sentences
+    from nmtcore.vocabulary import Vocabulary
+
+    params = tiny_params(max_recog_epochs=3, **overrides)
+    vocab1, vocab2 = (Vocabulary.build(read_sentences(f"{data}/train.{lang}")) for lang in ("en", "de"))
+    model = models()[params["model"]](params, vocab1, vocab2)
+    workdir.save_setup(str(path), params, vocab1, vocab2)
+    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(path / "best"), max_to_keep=1).save()
+    return model

@@ -72,6 +72,12 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     (["--do_testing", "--bogus_flag=1"], "unrecognized arguments: --bogus_flag=1"),
     (["--query=hi", "--beam_size=0"], "--beam_size=0: must be >= 1"),
     (["--do_training", "--p_reset=2", "--train_set1=a"], "--p_reset=2.0: must be >= 0 and <= 1"),
+    (["--do_training", "--batch_size=0"], "--batch_size=0: must be >= 1"),
+    (["--do_training", "--seed=-1"], "--seed=-1: must be >= 0"),
+    (["--do_training", "--dropout=1"], "--dropout=1.0: must be below 1"),
+    (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
+    (["--do_testing"], "--do_testing needs --test_set"),
+    (["--units=8"], "nothing to do"),
 ])
 def test_bad_flags_and_empty_working_dir_give_one_line_errors(tmp_path, flags, message):
     proc = run_nmt(*flags, f"--working_dir={tmp_path}", check=False)
@@ -88,6 +94,13 @@ def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
     proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), f"--dev_set1={tmp_path}/missing.en",
                    check=False)
     assert proc.returncode == 1 and "missing.en: no such file" in proc.stderr
+
+
+def test_a_file_as_working_dir_gives_a_one_line_error(tmp_path, demo_data):
+    (tmp_path / "wd").write_text("not a directory\n")
+    proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: ") and "wd" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
 def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
@@ -129,17 +142,3 @@ def test_same_seed_same_run(demo_data, tmp_path):
                      (wd / "test_trans.txt").read_text()))
     assert runs[0] == runs[1]
 
-
-def test_interrupted_training_resumes_where_it_stopped(demo_data, tmp_path):
-    flags = ["--model=encdec", "--reverse_source", "--seed=3"]
-    run_nmt(*train_args(demo_data, tmp_path / "whole", *flags, "--max_epochs=3"))
-    run_nmt(*train_args(demo_data, tmp_path / "parts", *flags, "--max_epochs=1"))
-    proc = run_nmt(*train_args(demo_data, tmp_path / "parts", *flags, "--max_epochs=3"))
-    assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout
-    whole, parts = (json.loads((tmp_path / d / "training_stats.json").read_text()) for d in ("whole", "parts"))
-    assert [e["epoch"] for e in parts["epochs"]] == [1, 2, 3]
-    for a, b in zip(whole["epochs"], parts["epochs"]):
-        assert a["dev_perplexity"] == pytest.approx(b["dev_perplexity"], abs=1e-5)
-        assert a["train_perplexity"] == pytest.approx(b["train_perplexity"], abs=1e-5)
-    other = run_nmt(*train_args(demo_data, tmp_path / "parts", "--model=encdec", "--max_epochs=5"), check=False)
-    assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr

@@ -1,4 +1,5 @@
-"""Training under tf.distribute.MirroredStrategy on two logical CPUs matches one device."""
+"""Training under tf.distribute.MirroredStrategy on two logical CPUs matches one device, and
+draws dropout masks and PB noise on every replica."""
 
 import json
 import subprocess
@@ -23,8 +24,8 @@ tgt = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) fo
 vocab = Vocabulary([f"w{i}" for i in range(30)])
 params = tiny_params(model="rnnpbnmt", num_train=64, binding_strength=1.0, max_recog_epochs=5)
 
-def build():
-    return BoundRNNPB(params, vocab, vocab)
+def build(**overrides):
+    return BoundRNNPB(dict(params, **overrides), vocab, vocab)
 
 single = build()
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -40,8 +41,12 @@ for a_batch, b_batch in zip(single.dataset("parallel", src, tgt), mirrored.datas
 diff = max(float(np.max(np.abs(a.numpy() - b.numpy()))) for a, b in zip(single.variables, mirrored.variables))
 moved = float(np.abs(mirrored.pbs.a.numpy()).sum())
 dev = (single.dev_perplexity(src[:8], tgt[:8], 8), mirrored.dev_perplexity(src[:8], tgt[:8], 8))
+with strategy.scope():  # dropout and PB noise: each replica draws from the model's generator
+    noisy = build(dropout=0.2, sigma=0.1)
+    noisy.start_epoch(1)
+noisy_losses = [float(noisy.train_step(b)["loss"]) for b in noisy.dataset("parallel", src, tgt, epoch=1)]
 print(json.dumps({"replicas": strategy.num_replicas_in_sync, "steps": steps, "max_diff": diff,
-                  "pb_moved": moved, "dev": dev}))
+                  "pb_moved": moved, "dev": dev, "noisy_losses": noisy_losses}))
 """
 
 
@@ -53,3 +58,4 @@ def test_mirrored_training_matches_single_device():
     assert result["pb_moved"] > 0
     assert result["max_diff"] < 1e-4
     assert abs(result["dev"][0] - result["dev"][1]) < 1e-3 * result["dev"][0]
+    assert len(result["noisy_losses"]) == result["steps"] and all(0 < x < 1e3 for x in result["noisy_losses"])

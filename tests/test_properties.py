@@ -1,0 +1,134 @@
+"""Property-based tests: random bytes and lines thrown at the file reader, the vocabulary and --query.
+
+Whatever the input, the reader returns sentences or raises a UserError naming the file and line,
+the vocabulary survives a save and load, and --query answers every input line with one line.
+"""
+
+import io
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from nmtcore.data import read_sentences
+from nmtcore.errors import UserError
+from nmtcore.prediction import stdin_lines, translate_lines
+from nmtcore.vocabulary import UNK_ID, Vocabulary
+
+from conftest import ROOT, untrained_working_dir
+
+# Words the demo corpus knows, words it does not, escapes, lookalike whitespace, long words.
+PIECES = ["the", "dog", "sees", ".", "Hund", "Zoë", "ünknown", "&", "<unk>", "<pad>", "'s", "x" * 300,
+          " ", "\t", "\xa0", "\u2028", "\x85", "\x0b", "\ufeff", "\x00", "日本語", "🙂"]
+LINE = st.lists(st.sampled_from(PIECES) | st.text(max_size=8), max_size=12).map(" ".join).map(
+    lambda s: s.replace("\n", " ").replace("\r", " "))
+BAD_BYTES = st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\x80abc"])
+FILE_LINE = LINE.map(str.encode) | st.tuples(LINE.map(str.encode), BAD_BYTES).map(b"".join)
+BOM = "\ufeff".encode()
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@st.composite
+def text_files(draw):
+    """(file bytes, its lines as bytes): LF or CRLF per line, an optional BOM and final newline."""
+    lines = draw(st.lists(FILE_LINE, max_size=8))
+    ends = draw(st.lists(st.sampled_from([b"\n", b"\r\n"]), min_size=len(lines), max_size=len(lines)))
+    data = b"".join(line + end for line, end in zip(lines, ends))
+    if lines and lines[-1] and draw(st.booleans()):
+        data = data[: -len(ends[-1])]  # no newline after the last line
+    if draw(st.booleans()):
+        return BOM + data, lines
+    if lines and lines[0].startswith(BOM):  # then it is the file's BOM, not part of the line
+        lines = [lines[0][len(BOM):]] + lines[1:]
+    return data, lines
+
+
+def first_problem(lines):
+    """What read_sentences must report first about these lines, or None."""
+    if not lines:
+        return "file is empty"
+    for number, line in enumerate(lines, start=1):
+        try:
+            if not line.decode("utf-8").split():
+                return f"{number}: empty line"
+        except UnicodeDecodeError:
+            return f"{number}: not valid UTF-8"
+    return None
+
+
+@SETTINGS
+@given(text_files())
+def test_reader_returns_the_lines_or_names_file_and_line(tmp_path, file):
+    data, lines = file
+    path = tmp_path / "corpus.en"
+    path.write_bytes(data)
+    problem = first_problem(lines)
+    if problem is None:
+        assert read_sentences(path) == [line.decode("utf-8").split() for line in lines]
+    else:
+        with pytest.raises(UserError) as error:
+            read_sentences(path)
+        message = str(error.value)
+        assert message.startswith(f"{path}:") and problem in message and "\n" not in message
+
+
+@SETTINGS
+@given(st.binary(max_size=300))
+def test_reader_survives_any_bytes(tmp_path, data):
+    path = tmp_path / "random.de"
+    path.write_bytes(data)
+    try:
+        sentences = read_sentences(path)
+    except UserError as e:
+        assert str(e).startswith(f"{path}:") and "\n" not in str(e)
+    else:
+        assert sentences and all(s and all(w and not any(c.isspace() for c in w) for w in s) for s in sentences)
+
+
+@SETTINGS
+@given(st.lists(LINE.map(str.split), max_size=10), LINE, st.none() | st.integers(1, 20))
+def test_vocabulary_round_trips_and_maps_unknown_words_to_unk(tmp_path, sentences, words, max_size):
+    vocab = Vocabulary.build(sentences, max_size)
+    vocab.save(tmp_path / "vocab.txt")
+    loaded = Vocabulary.load(tmp_path / "vocab.txt")
+    assert loaded.itos == vocab.itos
+    for word in words.split():
+        assert (loaded.encode([word]) == [UNK_ID]) == (word not in vocab.stoi or word == "<unk>")
+    known = [w for s in sentences for w in s if w in vocab.stoi and vocab.stoi[w] > UNK_ID]
+    assert loaded.decode(loaded.encode(known)) == known
+
+
+@pytest.fixture(scope="module")
+def query_model(demo_data, tmp_path_factory):
+    """An untrained seq-to-seq model: --query's line handling does not depend on the weights."""
+    return untrained_working_dir(tmp_path_factory.mktemp("query"), demo_data, model="encdec", beam_size=2,
+                                 max_trans_ratio=0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(FILE_LINE, st.sampled_from([b"\n", b"\r\n"])), max_size=20), st.booleans())
+def test_query_answers_each_stdin_line_with_one_line(query_model, lines, bom):
+    data = (BOM if bom else b"") + b"".join(line + end for line, end in lines)
+    read = stdin_lines(io.BytesIO(data))
+    assert read == [line.decode("utf-8", errors="replace") for line, _ in lines]  # BOM and CR gone
+    outputs = translate_lines(query_model, read)
+    assert len(outputs) == len(lines)
+    assert not any("\n" in out or "\r" in out for out in outputs)
+    for (line, _), out in zip(lines, outputs):
+        if not line.strip():
+            assert out == ""
+
+
+NASTY_STDIN = (b"\xef\xbb\xbfthe dog sees a cat .\r\n\r\n \t \nqwertz zxcv &amp; <unk>\n\xff\xfe broken \xc3\n"
+               + b"the dog " * 500 + b"\nno final newline")
+
+
+def test_query_from_stdin_survives_nasty_input(demo_data, tmp_path):
+    untrained_working_dir(tmp_path, demo_data, model="rnnpbnmt", beam_size=2)
+    proc = subprocess.run([sys.executable, str(ROOT / "nmt.py"), "--query=-", f"--working_dir={tmp_path}"],
+                          input=NASTY_STDIN, capture_output=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
+    lines = proc.stdout.decode("utf-8").split("\n")
+    assert len(lines) == 8 and lines[-1] == ""  # seven input lines, seven output lines
+    assert lines[1] == lines[2] == ""

@@ -1,0 +1,85 @@
+"""Killed or stopped training resumes, with the same command, into the run it would have been."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import ROOT, run_nmt, train_args
+
+# Bound RNNPB with dropout, PB noise and PB resets, so that every random draw of training matters.
+FLAGS = ["--model=rnnpbnmt", "--num_PB=8", "--max_recog_epochs=5", "--dropout=0.2", "--sigma=0.1",
+         "--p_reset=0.1", "--seed=11", "--max_epochs=3"]
+
+
+def epochs_done(working_dir):
+    try:
+        return len(json.loads((working_dir / "training_stats.json").read_text())["epochs"])
+    except FileNotFoundError:
+        return 0
+
+
+def start_and_signal(args, working_dir, after_epochs, signum, log):
+    """Start training and send ``signum`` while epoch ``after_epochs + 1`` runs.
+
+    Returns (exit status, stderr); ``log`` is where stderr goes (a file, not a pipe nobody reads).
+    """
+    with open(log, "w+") as err:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "nmt.py"), *map(str, args)], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.time() + 600
+        while epochs_done(working_dir) < after_epochs:
+            assert proc.poll() is None and time.time() < deadline, f"training stopped early:\n{log.read_text()}"
+            time.sleep(0.02)
+        proc.send_signal(signum)
+        proc.wait(timeout=120)
+    assert epochs_done(working_dir) == after_epochs, "the signal came too late: the next epoch had finished"
+    return proc.returncode, log.read_text()
+
+
+def latest_variables(working_dir, folder):
+    """Every saved tensor of a checkpoint folder's latest checkpoint, but its bookkeeping ones
+    (the object graph; save_counter, which counts saves by one process)."""
+    reader = tf.train.load_checkpoint(str(working_dir / folder))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if name != "_CHECKPOINTABLE_OBJECT_GRAPH" and not name.startswith("save_counter")}
+
+
+def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_data, tmp_path):
+    whole_dir, parts_dir = tmp_path / "whole", tmp_path / "parts"
+    run_nmt(*train_args(demo_data, whole_dir, *FLAGS))
+    parts = train_args(demo_data, parts_dir, *FLAGS)
+    status, _ = start_and_signal(parts, parts_dir, 1, signal.SIGKILL, tmp_path / "killed.log")
+    assert status == -signal.SIGKILL
+    status, stderr = start_and_signal(parts, parts_dir, 2, signal.SIGTERM, tmp_path / "stopped.log")
+    assert status == 130 and "Traceback" not in stderr
+    assert "interrupted: run the same command again to resume" in stderr
+    proc = run_nmt(*parts)
+    assert "resuming" in proc.stdout and "after epoch 2" in proc.stdout
+
+    whole, resumed = (json.loads((d / "training_stats.json").read_text()) for d in (whole_dir, parts_dir))
+    assert [e["epoch"] for e in resumed["epochs"]] == [1, 2, 3]
+    for a, b in zip(whole["epochs"], resumed["epochs"]):
+        assert a["dev_perplexity"] == pytest.approx(b["dev_perplexity"], abs=1e-5)
+        assert a["train_perplexity"] == pytest.approx(b["train_perplexity"], abs=1e-5)
+    for folder in ("best", "state"):
+        expected, got = latest_variables(whole_dir, folder), latest_variables(parts_dir, folder)
+        assert expected.keys() == got.keys()
+        assert len(expected) > 20
+        for name, value in expected.items():
+            np.testing.assert_allclose(got[name], value, atol=1e-6, err_msg=f"{folder}: {name}")
+
+
+def test_a_run_continues_past_its_epoch_cap_but_not_in_another_configuration(demo_data, tmp_path):
+    flags = ["--model=encdec", "--reverse_source", "--seed=3"]
+    run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=1"))
+    proc = run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=2"))
+    assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout
+    assert epochs_done(tmp_path) == 2
+    other = run_nmt(*train_args(demo_data, tmp_path, "--model=encdec", "--max_epochs=5"), check=False)
+    assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr

@@ -1,0 +1,44 @@
+"""The training loop's guards: a diverged loss, and damaged statistics or state of an earlier run."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from nmtcore import corpus as corpus_lib, training
+from nmtcore.errors import UserError
+
+from conftest import models, tiny_params
+
+
+@pytest.fixture
+def setup(demo_data):
+    """An untrained tiny seq-to-seq model and the demo corpus."""
+    files = {f"{part}_set{side}": f"{demo_data}/{part}.{lang}" for part in ("train", "dev")
+             for side, lang in (("1", "en"), ("2", "de"))}
+    params = tiny_params(model="encdec", max_epochs=2)
+    corpus = corpus_lib.load(files, params)
+    return models()["encdec"](dict(params, **corpus.sizes()), corpus.vocab1, corpus.vocab2), corpus
+
+
+def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
+    model, corpus = setup
+    weights = model.output_layer.kernel
+    weights.assign(np.full(weights.shape, np.nan, np.float32))
+    with pytest.raises(UserError, match="training diverged: loss or gradient is not finite at epoch 1, step 1; "
+                                        "the best weights so far are in "):
+        training.train(model, corpus, str(tmp_path), log=lambda _: None)
+
+
+@pytest.mark.parametrize("stats, message", [
+    ("{not json", "training_stats.json: corrupted"),
+    ('{"epochs": []}', "training_stats.json: corrupted (not the statistics of a training run)"),
+    (json.dumps({"epochs": [{}], "best_epoch": 1, "best_dev_perplexity": 9.0, "waited": 0, "total_seconds": 1.0,
+                 "state_checkpoint": "STATE/ckpt-1"}), "STATE/ckpt-1: cannot resume"),
+])
+def test_damaged_statistics_or_state_refuse_to_resume(setup, tmp_path, stats, message):
+    model, corpus = setup
+    (tmp_path / "training_stats.json").write_text(stats.replace("STATE", str(tmp_path / "state")))
+    with pytest.raises(UserError, match=re.escape(message).replace("STATE", ".*state")):
+        training.train(model, corpus, str(tmp_path), log=lambda _: None)
