@@ -44,6 +44,9 @@ def build_parser(model_names):
                       help="write the thesis's figures and PB diagnostics to <working_dir>/analysis "
                            "(on --test_set, default: the dev set)")
     mode.add_argument("--working_dir", required=True, help="where the model and its statistics live")
+    mode.add_argument("--start_over", action="store_true",
+                      help="--do_training into a --working_dir that holds a run: move that run to "
+                           "<working_dir>.previous-N and train anew (without it, the run is resumed or refused)")
     mode.add_argument("--device", choices=["cpu", "gpu", "auto"], default="auto",
                       help="cpu hides every GPU (the thesis tested on cpu)")
     mode.add_argument("--distribute", choices=["none", "mirrored", "multiworker"], default="none",
@@ -182,12 +185,15 @@ def train_command(models, given, args):
         raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
     params.update({k: given.get(k) for k in DATA_FLAGS},
                   lang1=prediction.language_of(given["train_set1"]), lang2=prediction.language_of(given["train_set2"]))
-    resuming = workdir.is_trained(args.working_dir)
+    start_over = args.start_over and workdir.is_trained(args.working_dir)
+    resuming = workdir.is_trained(args.working_dir) and not start_over
     if resuming:
         saved = check_resumable(args.working_dir, params)
         params = dict(saved, max_epochs=params["max_epochs"])
     corpus = corpus_lib.load(given, params, workdir.load_vocabularies(args.working_dir) if resuming else None)
     params.update(corpus.sizes())
+    if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
+        print(f"--start_over: the previous run is now {workdir.set_aside(args.working_dir)}")
     tf.keras.utils.set_random_seed(params["seed"])  # initialisation (epochs seed their own draws)
     strategy = _strategy(args.distribute)
     with strategy.scope():
@@ -208,10 +214,10 @@ def check_resumable(working_dir, params):
     saved = workdir.load_params(working_dir)
     if training.is_finished(training.load_stats(working_dir), dict(saved, max_epochs=params["max_epochs"])):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
-                        "choose a new directory (nothing was changed)")
+                        "choose a new directory, or add --start_over (nothing was changed)")
     keys = [k for k in list(TRAINING_DEFAULTS) + list(DATA_FLAGS) if k != "max_epochs"]
     differ = [f"--{k} (was {saved.get(k)!r}, now {params.get(k)!r})" for k in keys if saved.get(k) != params.get(k)]
     if differ:
         raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "
-                        f"{', '.join(differ)}; use those flags to resume it, or a new directory")
+                        f"{', '.join(differ)}; use those flags to resume it, a new directory, or --start_over")
     return saved

@@ -27,6 +27,17 @@ def is_trained(working_dir):
     return os.path.isfile(os.path.join(working_dir, HPARAMS))
 
 
+def set_aside(working_dir):
+    """Rename a working directory to ``<working_dir>.previous-N`` (the first free N) and return
+    that name: --start_over never deletes a run, it moves it out of the way."""
+    base = os.path.normpath(working_dir)
+    n = 1
+    while os.path.exists(f"{base}.previous-{n}"):
+        n += 1
+    os.rename(base, f"{base}.previous-{n}")
+    return f"{base}.previous-{n}"
+
+
 def save_setup(working_dir, params, vocab1, vocab2):
     """Write what is needed to rebuild the model: hyperparameters and vocabularies."""
     os.makedirs(working_dir, exist_ok=True)

@@ -114,6 +114,22 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
+    wd = tmp_path / "wd"
+    small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
+    run_nmt(*train_args(demo_data, wd, *small))
+    old = {p.relative_to(wd): p.read_bytes() for p in wd.rglob("*") if p.is_file()}
+    bad = [a if not a.startswith("--train_set2") else "--train_set2=missing.de" for a in train_args(demo_data, wd)]
+    proc = run_nmt(*bad, *small, "--start_over", check=False)
+    assert proc.returncode == 1 and "missing.de: no such file" in proc.stderr
+    assert not (tmp_path / "wd.previous-1").exists()  # bad data: the old run stays where it was
+    proc = run_nmt(*train_args(demo_data, wd, *small, "--learning_rate=0.02"), "--start_over")
+    assert f"the previous run is now {tmp_path / 'wd.previous-1'}" in proc.stdout
+    kept = tmp_path / "wd.previous-1"
+    assert {p.relative_to(kept): p.read_bytes() for p in kept.rglob("*") if p.is_file()} == old
+    assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02
+
+
 def test_thesis_command_line_runs_unchanged(tmp_path):
     """Listing 4 (experiment III, seq-to-seq) on the thesis data, shrunk to one small epoch."""
     data = SHARED_DATA / "easy/easy20000"
