@@ -5,12 +5,11 @@ values are errors; a UserError or OSError anywhere becomes one line on stderr an
 """
 
 import argparse
-import signal
 import sys
 
 import tensorflow as tf
 
-from nmtcore import analysis, corpus as corpus_lib, prediction, training, workdir
+from nmtcore import analysis, corpus as corpus_lib, interrupts, prediction, training, workdir
 from nmtcore.errors import UserError
 
 # Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
@@ -116,17 +115,13 @@ def check_ranges(values):
             raise UserError(f"--dropout={v}: must be below 1")
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(models, argv=None):
     """Entry point; ``models`` maps --model names to NMTModel subclasses."""
     args = build_parser(models).parse_args(argv)
     if not (args.do_training or args.do_testing or args.analyze or args.query is not None):
         print("error: nothing to do: give --do_training, --do_testing, --analyze and/or --query", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)
+    interrupts.stop_at_once()
     try:
         run(models, args)
     except (UserError, OSError) as e:  # OSError: an unreadable file, a full disk, a file as --working_dir
@@ -201,6 +196,7 @@ def train_command(models, given, args):
     workdir.save_setup(args.working_dir, params, corpus.vocab1, corpus.vocab2)
     if not resuming:
         print(f"training {params['model']} on {params['num_train']} sentence pairs into {args.working_dir}")
+    interrupts.stop_at_safe_points()
     with strategy.scope():
         training.train(model, corpus, args.working_dir, monitor_every=args.monitor_every,
                        monitor_sentences=args.monitor_sentences)

@@ -22,7 +22,7 @@ import zlib
 import numpy as np
 import tensorflow as tf
 
-from nmtcore import addons, progress, search
+from nmtcore import addons, interrupts, progress, search
 from nmtcore.data import batch_spec, encode_all, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.metrics import perplexity
@@ -199,6 +199,7 @@ class NMTModel(tf.Module):
         ces, counts = [], []
         bar = progress.bar(-(-len(src) // batch_size))
         for step, batch in enumerate(length_sorted_batches(src, tgt, batch_size), 1):
+            interrupts.check()
             ce, n = self._cache.score_fn(batch)
             ces.append(ce.numpy())
             counts.append(n.numpy())

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from nmtcore import checkpoints, progress
+from nmtcore import checkpoints, interrupts, progress
 from nmtcore.errors import UserError
 from nmtcore.metrics import bleu
 from nmtcore.summaries import Summaries
@@ -117,6 +117,7 @@ def train_epoch(model, corpus, epoch, best_dir):
     model.start_epoch(epoch)
     bar = progress.bar(None, stateful=["loss"])
     for kind, batch in model.epoch_batches(corpus, epoch, rng):
+        interrupts.check()
         terms = {k: float(v) for k, v in model.train_step(batch, kind).items()}
         steps += 1
         if not all(map(math.isfinite, terms.values())):

@@ -57,7 +57,7 @@ def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_dat
     status, _ = start_and_signal(parts, parts_dir, 1, signal.SIGKILL, tmp_path / "killed.log")
     assert status == -signal.SIGKILL
     status, stderr = start_and_signal(parts, parts_dir, 2, signal.SIGTERM, tmp_path / "stopped.log")
-    assert status == 130 and "Traceback" not in stderr
+    assert status == 130 and "Traceback" not in stderr, stderr
     assert "interrupted: run the same command again to resume" in stderr
     proc = run_nmt(*parts)
     assert "resuming" in proc.stdout and "after epoch 2" in proc.stdout
