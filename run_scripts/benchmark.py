@@ -21,6 +21,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -150,6 +151,9 @@ def main():
     parser.add_argument("--exp1_dir", help="trained Exp I working directory for the end-to-end figure")
     parser.add_argument("--test_sentences", type=int, default=200)
     parser.add_argument("--out", default="/tmp/rnnpb_benchmark", help="scratch working directory")
+    parser.add_argument("--save", action="store_true",
+                        help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
+    parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
     args = parser.parse_args()
     sentences = read_sentences(os.path.join(args.data, "autoenc/easy20000/test.en"))
     train = read_sentences(os.path.join(args.data, "autoenc/easy20000/train.en"))
@@ -177,7 +181,23 @@ def main():
     width = max(map(len, results))
     for key, value in results.items():
         print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    if args.save:
+        save(results, args)
     print(json.dumps(results))
+
+
+def save(results, args):
+    """Keep this run in results/benchmark.json under its mode, with the command and the machine."""
+    from run_experiment import machine  # noqa: E402 (a sibling script)
+    path = os.path.join(ROOT, "run_scripts", "results", "benchmark.json")
+    recorded = json.load(open(path)) if os.path.isfile(path) else {}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    recorded["quick" if args.quick else "full"] = {
+        "command": " ".join(["python3", "run_scripts/benchmark.py", *sys.argv[1:]]), "commit": commit,
+        "date": time.strftime("%Y-%m-%d"), "machine": machine(), "note": args.note, "results": results}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(recorded, f, indent=1)
+        f.write("\n")
 
 
 if __name__ == "__main__":
