@@ -14,6 +14,7 @@ With ``--exp1_dir`` the end-to-end figure is ``nmt.py --do_testing`` of that tra
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -193,7 +194,7 @@ def save(results, args):
     recorded = json.load(open(path)) if os.path.isfile(path) else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     recorded["quick" if args.quick else "full"] = {
-        "command": " ".join(["python3", "run_scripts/benchmark.py", *sys.argv[1:]]), "commit": commit,
+        "command": shlex.join(["python3", "run_scripts/benchmark.py", *sys.argv[1:]]), "commit": commit,
         "date": time.strftime("%Y-%m-%d"), "machine": machine(), "note": args.note, "results": results}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(recorded, f, indent=1)

@@ -12,12 +12,19 @@ FINAL_RNNPB = ("--pb_learning_rate=0.01 --binding_strength=1.0 --bind_hard --max
 EXP1_RNNPB = ("--num_PB=128 --pb_learning_rate=0.01 --max_recog_epochs=500 --model=rnnpbnmt --autoencode "
               "--bind_hard --binding_strength=1.0").split()
 VOCAB = ["--vocab1_max=30000", "--vocab2_max=30000"]
+# The thesis stopped recognition on the summed loss of a whole batch, which in its logs never
+# stalled for 3 iterations: every sentence ran to the --max_recog_epochs cap ("Recognition
+# finished, iteration 500" for every dev batch of daniesso/master saves/autoenc/rnnpb20000).
+# Per-sentence early stopping stops far sooner; on Exp I it cost 6 BLEU (results/README.md).
+AS_THESIS_RECOGNITION = ["--recog_stop=fixed"]
 
 
 def row(name, folder, target, flags, thesis):
     """One training + testing run; ``thesis`` holds the thesis's reported figures (SPEC section 8;
     best dev perplexities from thesis table 5.11)."""
-    return {"name": name, "folder": folder, "target": target, "flags": flags, "thesis": thesis}
+    test_flags = AS_THESIS_RECOGNITION if "--model=rnnpbnmt" in flags else []
+    return {"name": name, "folder": folder, "target": target, "flags": flags, "test_flags": test_flags,
+            "thesis": thesis}
 
 
 def thesis(bleu, epochs, train_seconds, test_seconds, dev_perplexity=None):

@@ -55,12 +55,13 @@ TARGETS = [("recognition_batched_speedup", "≥ 5", lambda v: v >= 5),
 
 def benchmark_table(recorded):
     lines = ["### Speed benchmark (`run_scripts/benchmark.py`)", "",
-             "| key | " + " | ".join(recorded) + " | target |", "|---|" + "---|" * len(recorded) + "---|"]
+             "| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on `full` only) |", "|---|" + "---|" * len(recorded) + "---|"]
     for key, target, meets in TARGETS:
         cells = []
-        for run in recorded.values():
+        for mode, run in recorded.items():
             v = run["results"].get(key)
-            cells.append("–" if v is None else f"{v:.3g}" + ("" if meets is None else (" ✓" if meets(v) else " ✗")))
+            judged = meets is not None and mode == "full"  # the targets are for the thesis's sizes
+            cells.append("–" if v is None else f"{v:.3g}" + ((" ✓" if meets(v) else " ✗") if judged else ""))
         lines.append(f"| `{key}` | " + " | ".join(cells) + f" | {target} |")
     lines.append("")
     for mode, run in recorded.items():

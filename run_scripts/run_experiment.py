@@ -41,7 +41,8 @@ def commands(row, data, working_dir):
     files = [f"--train_set1={d}/train.en", f"--train_set2={d}/train.{row['target']}",
              f"--dev_set1={d}/dev.en", f"--dev_set2={d}/dev.{row['target']}"]
     train = [sys.executable, "-u", NMT, *TRAINING, *row["flags"], *files, f"--working_dir={working_dir}"]
-    test = [sys.executable, "-u", NMT, *TESTING, f"--test_set={d}/test.en", f"--working_dir={working_dir}"]
+    test = [sys.executable, "-u", NMT, *TESTING, *row["test_flags"], f"--test_set={d}/test.en",
+            f"--working_dir={working_dir}"]
     return train, test
 
 
