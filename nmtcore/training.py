@@ -96,9 +96,8 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
         log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {row['dev_perplexity']:.4f}{monitored}  "
             f"{row['seconds']:.1f}s{'  (best)' if improved else ''}")
         if stats["waited"] >= p["early_stopping_steps"]:
+            log(f"early stopping: no dev improvement for {stats['waited']} epochs")
             break
-    if stats["waited"] >= p["early_stopping_steps"]:
-        log(f"early stopping: no dev improvement for {stats['waited']} epochs")
     best_weights = tf.train.Checkpoint(model=model)
     checkpoints.read(best_weights, best_manager.latest_checkpoint, "restore weights").expect_partial()
     log(f"best epoch {stats['best_epoch']} (dev perplexity {stats['best_dev_perplexity']:.4f}), "

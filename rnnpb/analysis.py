@@ -62,9 +62,9 @@ def trained_vs_recognised(model, sentences, out_dir):
 
 def bound_pairs(model, out_dir):
     """The first bound pairs (A's PB and B's PB of one training sentence pair) in one PCA plot,
-    and the binding quality of the whole tables (``binding_quality``)."""
-    table_a, table_b = model.pbs.a.numpy(), model.pbs.b.numpy()
-    n = min(SHOWN, len(table_a))
+    and the binding quality of the tables (``binding_quality``, over their first 2000 pairs)."""
+    table_a, table_b = model.pbs.a, model.pbs.b
+    n = min(SHOWN, table_a.shape[0])
     points, explained = plots.pca(np.concatenate([table_a[:n], table_b[:n]]))
     fig, (ax,) = plots.figure(f"PBs of the first {n} bound pairs: A (o) and B (s)", "", "")
     _scatter_pairs(ax, points[:n], points[n:], ["A", "B"], "os")

@@ -46,14 +46,15 @@ def binding_loss(pb_a, pb_b, strength):
 
 
 def binding_quality(table_a, table_b, sample=2000):
-    """The thesis's binding-quality measure (table 5.5) over numpy PB tables of bound pairs.
+    """The thesis's binding-quality measure (table 5.5) over the PB tables of bound pairs (numpy
+    arrays or the table variables: only the sampled rows are copied out).
 
     Returns the mean PB norm in A and in B, the mean distance between the PBs of a bound pair
     (``mean_bound_distance``), the mean distance between A's PB of one sentence and B's PB of
     another (``mean_random_distance``) and their ratio (0: perfectly bound, about 1: binding means
     nothing). Rows are the first ``sample`` pairs, so the figures are reproducible from the tables.
     """
-    a, b = table_a[:sample].astype(np.float64), table_b[:sample].astype(np.float64)
+    a, b = np.asarray(table_a[:sample], np.float64), np.asarray(table_b[:sample], np.float64)
     n = len(a)
     bound = np.linalg.norm(a - b, axis=1).mean()
     squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T

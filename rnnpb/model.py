@@ -87,7 +87,7 @@ class BoundRNNPB(NMTModel):
             self.pbs.reset(self.params["p_reset"], rng)
 
     def summary_scalars(self):
-        quality = binding_quality(self.pbs.a.numpy(), self.pbs.b.numpy())
+        quality = binding_quality(self.pbs.a, self.pbs.b)
         return dict(super().summary_scalars(), **{f"pb/{k}": v for k, v in quality.items()})
 
     def recognize(self, src, reverse=False, record=False):
