@@ -61,7 +61,8 @@ def perplexity_figure(stats, out_dir):
     epochs = [row["epoch"] for row in stats["epochs"]]
     fig, (ax,) = plots.figure("Train and dev perplexity per epoch", "epoch", "perplexity")
     ax.plot(epochs, [row["train_perplexity"] for row in stats["epochs"]], marker=".", label="train")
-    ax.plot(epochs, [row["dev_perplexity"] for row in stats["epochs"]], marker=".", label="dev")
+    measured = [row for row in stats["epochs"] if "dev_perplexity" in row]  # see --dev_every
+    ax.plot([row["epoch"] for row in measured], [row["dev_perplexity"] for row in measured], marker=".", label="dev")
     if stats["best_epoch"]:
         ax.axvline(stats["best_epoch"], color="grey", linestyle=":", label=f"best epoch ({stats['best_epoch']})")
     ax.set_yscale("log")

@@ -16,12 +16,14 @@ from nmtcore.errors import UserError
 TRAINING_DEFAULTS = dict(
     model="rnnpbnmt", embedding_size=128, units=256, num_layers=2, learning_rate=0.001,
     pb_learning_rate=0.01, batch_size=64, gradient_clip=1.0, early_stopping_steps=20,
-    max_epochs=200, vocab1_max=None, vocab2_max=None, num_PB=128, binding_strength=1.0,
+    max_epochs=200, dev_every=1, vocab1_max=None, vocab2_max=None, num_PB=128, binding_strength=1.0,
     bind_hard=False, autoencode=False, reverse_source=False, dropout=0.0, sigma=0.0,
     p_reset=0.0, p_mono=0.0, seed=1234)
 INFERENCE_DEFAULTS = dict(
     beam_size=10, max_trans_ratio=1.5, max_recog_epochs=100, recog_stop="early",
     recog_patience=3, recog_epsilon=1e-4, recog_grad_threshold=1.0, test_batch_size=256)
+# Hyperparameters added after some working directories were written, with the value those runs used.
+ADDED_LATER = dict(dev_every=1)
 MODEL_ALIASES = {"rnnpbmt": "rnnpbnmt", "rnnpbmmt": "rnnpbnmt"}  # spellings in the thesis listings
 
 
@@ -65,7 +67,9 @@ def build_parser(model_names):
             ("pb_learning_rate", float, "PB learning rate (training and recognition)"),
             ("batch_size", int, "sentences per training batch"), ("gradient_clip", float, "global-norm clip"),
             ("early_stopping_steps", int, "epochs without dev improvement before stopping"),
-            ("max_epochs", int, "upper bound on epochs"), ("vocab1_max", int, "source vocabulary size"),
+            ("max_epochs", int, "upper bound on epochs"),
+            ("dev_every", int, "measure the dev perplexity every Nth epoch (the thesis's code: 2)"),
+            ("vocab1_max", int, "source vocabulary size"),
             ("vocab2_max", int, "target vocabulary size"), ("num_PB", int, "PB vector size"),
             ("binding_strength", float, "soft binding strength alpha"), ("bind_hard", bool, "share one PB table"),
             ("autoencode", bool, "one RNNPB is both A and B"), ("reverse_source", bool, "reverse encoder input"),
@@ -94,6 +98,7 @@ def build_parser(model_names):
 RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layers", 1, 100, True),
           ("learning_rate", 0, 10, False), ("pb_learning_rate", 0, 1e3, False), ("batch_size", 1, 1e6, True),
           ("gradient_clip", 0, 1e9, False), ("early_stopping_steps", 1, 1e6, True), ("max_epochs", 1, 1e6, True),
+          ("dev_every", 1, 1e6, True),
           ("vocab1_max", 1, 1e8, True), ("vocab2_max", 1, 1e8, True), ("num_PB", 1, 1e5, True),
           ("binding_strength", 0, 1e9, True), ("dropout", 0, 1, True), ("sigma", 0, 1e3, True),
           ("p_reset", 0, 1, True), ("p_mono", 0, 1, True), ("beam_size", 1, 1000, True),
@@ -207,7 +212,7 @@ def check_resumable(working_dir, params):
 
     Only --max_epochs may differ, to let a run that reached it go on longer.
     """
-    saved = workdir.load_params(working_dir)
+    saved = dict(ADDED_LATER, **workdir.load_params(working_dir))
     if training.is_finished(training.load_stats(working_dir), dict(saved, max_epochs=params["max_epochs"])):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
                         "choose a new directory, or add --start_over (nothing was changed)")

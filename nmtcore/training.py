@@ -51,6 +51,10 @@ def is_finished(stats, params):
 def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_sentences=100):
     """Train until the dev perplexity has not improved for ``early_stopping_steps`` epochs.
 
+    The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ...; an epoch
+    without a measurement counts as one without improvement, as in the thesis's code (which
+    measured every second epoch, and for a recognising model that is most of an epoch's time).
+
     After every epoch the whole training state (weights, PB tables, optimiser slots, early-stopping
     state) is checkpointed under ``<working_dir>/state``, and ``training_stats.json`` names that
     checkpoint; a run stopped at any point resumes from the last finished epoch when called again
@@ -76,11 +80,12 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
     best = stats["best_dev_perplexity"] if stats["best_epoch"] else math.inf
     summaries = Summaries(working_dir)
     for epoch in range(len(stats["epochs"]) + 1, p["max_epochs"] + 1):
-        row = train_epoch(model, corpus, epoch, best_manager.directory)
+        measured = (epoch - 1) % p["dev_every"] == 0
+        row = train_epoch(model, corpus, epoch, best_manager.directory, measured)
         row.update(model.summary_scalars())
         if monitor_every and epoch % monitor_every == 0:
             row["monitor/dev_bleu"] = dev_bleu(model, corpus, monitor_sentences)
-        improved = row["dev_perplexity"] < best
+        improved = measured and row["dev_perplexity"] < best
         if improved:
             best = row["dev_perplexity"]
             best_manager.save(checkpoint_number=epoch)
@@ -93,7 +98,8 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
         write_json(os.path.join(working_dir, STATS), stats)
         summaries.write_epoch(row)
         monitored = f"  dev BLEU {row['monitor/dev_bleu']:.2f}" if "monitor/dev_bleu" in row else ""
-        log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {row['dev_perplexity']:.4f}{monitored}  "
+        dev = f"{row['dev_perplexity']:.4f}" if measured else "not measured"
+        log(f"epoch {epoch}: train ppl {row['train_perplexity']:.4f}  dev ppl {dev}{monitored}  "
             f"{row['seconds']:.1f}s{'  (best)' if improved else ''}")
         if stats["waited"] >= p["early_stopping_steps"]:
             log(f"early stopping: no dev improvement for {stats['waited']} epochs")
@@ -105,8 +111,9 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
     return stats
 
 
-def train_epoch(model, corpus, epoch, best_dir):
-    """One pass over the parallel data, the end-of-epoch hook, and the dev perplexity.
+def train_epoch(model, corpus, epoch, best_dir, measure_dev=True):
+    """One pass over the parallel data, the end-of-epoch hook, and (if ``measure_dev``) the dev
+    perplexity; the row has no ``dev_perplexity`` without it.
 
     Each term is averaged over the batches that have it (a monolingual batch has no binding).
     """
@@ -128,9 +135,10 @@ def train_epoch(model, corpus, epoch, best_dir):
     bar.update(steps, finalize=True)
     model.on_epoch_end(epoch, rng)
     train_seconds = time.time() - started
-    dev = model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, model.params["test_batch_size"])
+    dev = ({"dev_perplexity": model.dev_perplexity(corpus.dev_src, corpus.dev_tgt, model.params["test_batch_size"])}
+           if measure_dev else {})
     means = {k: sums[k] / counts[k] for k in sums}
-    return {"epoch": epoch, "train_perplexity": means.pop("perplexity", math.nan), "dev_perplexity": dev,
+    return {"epoch": epoch, "train_perplexity": means.pop("perplexity", math.nan), **dev,
             "train_seconds": train_seconds, "seconds": time.time() - started,
             **{f"mean_{k}": v for k, v in means.items()}}
 
