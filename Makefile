@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 DEMO := demo
 SENTENCE := "The old teacher sees a small dog ."
 
-.PHONY: demo test benchmark clean
+.PHONY: demo test fuzz benchmark clean
 
 $(VENV)/installed: requirements.txt
 	$(PY) -m venv $(VENV)
@@ -15,6 +15,10 @@ $(VENV)/installed: requirements.txt
 
 test: $(VENV)/installed
 	$(PYTHON) -m pytest -q -n 2 --dist loadfile tests
+
+# The property tests with fresh random examples (make test always draws the same ones).
+fuzz: $(VENV)/installed
+	HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q tests/test_properties.py
 
 # A few minutes of training on the project's own synthetic en->de corpus, then BLEU and a query.
 # Re-running it replaces the demo's own working directories (and nothing else).

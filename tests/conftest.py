@@ -6,6 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# "ci" (the default): the same examples on every run, so a red CI always means a changed program;
+# "fuzz" (make fuzz): fresh random examples, and more of them.
+settings.register_profile("ci", max_examples=60, derandomize=True)
+settings.register_profile("fuzz", max_examples=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -130,6 +130,17 @@ def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
     assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02
 
 
+def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, tmp_path):
+    wd = tmp_path / "wd"
+    small = ["--model=encdec", "--units=8", "--embedding_size=8"]
+    run_nmt(*train_args(demo_data, wd, *small, "--max_epochs=1"))
+    hparams = json.loads((wd / "hparams.json").read_text())
+    del hparams["dev_every"]  # as written before --dev_every existed
+    (wd / "hparams.json").write_text(json.dumps(hparams))
+    proc = run_nmt(*train_args(demo_data, wd, *small, "--max_epochs=2"))
+    assert "resuming" in proc.stdout and "epoch 2: train ppl" in proc.stdout and "not measured" not in proc.stdout
+
+
 def test_thesis_command_line_runs_unchanged(tmp_path):
     """Listing 4 (experiment III, seq-to-seq) on the thesis data, shrunk to one small epoch."""
     data = SHARED_DATA / "easy/easy20000"

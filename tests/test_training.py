@@ -42,3 +42,17 @@ def test_damaged_statistics_or_state_refuse_to_resume(setup, tmp_path, stats, me
     (tmp_path / "training_stats.json").write_text(stats.replace("STATE", str(tmp_path / "state")))
     with pytest.raises(UserError, match=re.escape(message).replace("STATE", ".*state")):
         training.train(model, corpus, str(tmp_path), log=lambda _: None)
+
+
+def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(setup, tmp_path):
+    model, corpus = setup
+    model.params.update(dev_every=2, max_epochs=5, early_stopping_steps=2)
+    lines = []
+    stats = training.train(model, corpus, str(tmp_path), log=lines.append)
+    measured = [row["epoch"] for row in stats["epochs"] if "dev_perplexity" in row]
+    assert measured[:2] == [1, 3] and all(e % 2 == 1 for e in measured)
+    assert "epoch 2: train ppl" in lines[1] and "dev ppl not measured" in lines[1]
+    assert stats["best_epoch"] in measured
+    # Early stopping after 2 epochs without improvement: at the latest two epochs past the best.
+    assert len(stats["epochs"]) == min(5, stats["best_epoch"] + 2)
+    assert stats["waited"] == len(stats["epochs"]) - stats["best_epoch"]
