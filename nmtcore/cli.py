@@ -185,25 +185,26 @@ def train_command(models, given, args):
         raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
     params.update({k: given.get(k) for k in DATA_FLAGS},
                   lang1=prediction.language_of(given["train_set1"]), lang2=prediction.language_of(given["train_set2"]))
-    start_over = args.start_over and workdir.is_trained(args.working_dir)
-    resuming = workdir.is_trained(args.working_dir) and not start_over
+    strategy = _strategy(args.distribute)  # first: a multi-worker strategy must precede other TF work
+    working_dir = workdir.for_worker(args.working_dir, strategy)
+    start_over = args.start_over and workdir.is_trained(working_dir)
+    resuming = workdir.is_trained(working_dir) and not start_over
     if resuming:
-        saved = check_resumable(args.working_dir, params)
+        saved = check_resumable(working_dir, params)
         params = dict(saved, max_epochs=params["max_epochs"])
-    corpus = corpus_lib.load(given, params, workdir.load_vocabularies(args.working_dir) if resuming else None)
+    corpus = corpus_lib.load(given, params, workdir.load_vocabularies(working_dir) if resuming else None)
     params.update(corpus.sizes())
     if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
-        print(f"--start_over: the previous run is now {workdir.set_aside(args.working_dir)}")
+        print(f"--start_over: the previous run is now {workdir.set_aside(working_dir)}")
     tf.keras.utils.set_random_seed(params["seed"])  # initialisation (epochs seed their own draws)
-    strategy = _strategy(args.distribute)
     with strategy.scope():
         model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)
-    workdir.save_setup(args.working_dir, params, corpus.vocab1, corpus.vocab2)
+    workdir.save_setup(working_dir, params, corpus.vocab1, corpus.vocab2)
     if not resuming:
-        print(f"training {params['model']} on {params['num_train']} sentence pairs into {args.working_dir}")
+        print(f"training {params['model']} on {params['num_train']} sentence pairs into {working_dir}")
     interrupts.stop_at_safe_points()
     with strategy.scope():
-        training.train(model, corpus, args.working_dir, monitor_every=args.monitor_every,
+        training.train(model, corpus, working_dir, monitor_every=args.monitor_every,
                        monitor_sentences=args.monitor_sentences)
 
 

@@ -27,6 +27,18 @@ def is_trained(working_dir):
     return os.path.isfile(os.path.join(working_dir, HPARAMS))
 
 
+def for_worker(working_dir, strategy):
+    """Where this process keeps its training run: ``working_dir`` on the chief or a single process,
+    ``<working_dir>.worker-N`` on worker N of a multi-worker run. TensorFlow requires every worker
+    to save the checkpoints; they hold the same numbers, but two writers of one file corrupt it."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or resolver.task_type in (None, "chief"):
+        return working_dir
+    if resolver.task_type == "worker" and resolver.task_id == 0 and "chief" not in resolver.cluster_spec().as_dict():
+        return working_dir
+    return f"{os.path.normpath(working_dir)}.{resolver.task_type}-{resolver.task_id}"
+
+
 def set_aside(working_dir):
     """Rename a working directory to ``<working_dir>.previous-N`` (the first free N) and return
     that name: --start_over never deletes a run, it moves it out of the way."""

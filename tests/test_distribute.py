@@ -1,15 +1,23 @@
 """Training under tf.distribute.MirroredStrategy on two logical CPUs matches one device, and
-draws dropout masks and PB noise on every replica."""
+draws dropout masks and PB noise on every replica; two local workers of a multi-worker run train
+the single-process model, each in its own directory."""
 
 import json
+import os
+import socket
 import subprocess
 import sys
 
-from conftest import ROOT
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import ROOT, run_nmt, train_args
 
 SCRIPT = r"""
 import json, sys
 import numpy as np
+import pytest
 import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -59,3 +67,37 @@ def test_mirrored_training_matches_single_device():
     assert result["max_diff"] < 1e-4
     assert abs(result["dev"][0] - result["dev"][1]) < 1e-3 * result["dev"][0]
     assert len(result["noisy_losses"]) == result["steps"] and all(0 < x < 1e3 for x in result["noisy_losses"])
+
+
+def free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("localhost", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_two_workers_train_the_single_process_model(demo_data, tmp_path):
+    flags = ["--model=rnnpbnmt", "--num_PB=8", "--max_epochs=2", "--max_recog_epochs=5"]
+    run_nmt(*train_args(demo_data, tmp_path / "single", *flags))
+    workers = [f"localhost:{port}" for port in free_ports(2)]
+    procs = [subprocess.Popen(
+        [sys.executable, str(ROOT / "nmt.py"), *train_args(demo_data, tmp_path / "multi", *flags), "--distribute=multiworker"],
+        env=dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})),
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+    # The chief trains into --working_dir, worker 1 beside it; both hold the single process's run.
+    for wd in ("multi", "multi.worker-1"):
+        stats = json.loads((tmp_path / wd / "training_stats.json").read_text())
+        single = json.loads((tmp_path / "single" / "training_stats.json").read_text())
+        for a, b in zip(stats["epochs"], single["epochs"], strict=True):
+            assert a["train_perplexity"] == pytest.approx(b["train_perplexity"], rel=1e-5)
+            assert a["dev_perplexity"] == pytest.approx(b["dev_perplexity"], rel=1e-5)
+        for name, _ in tf.train.list_variables(str(tmp_path / "single" / "best")):
+            if name.startswith("model/"):
+                np.testing.assert_allclose(tf.train.load_variable(str(tmp_path / wd / "best"), name),
+                                           tf.train.load_variable(str(tmp_path / "single" / "best"), name), atol=1e-5)
