@@ -91,9 +91,9 @@ def test_two_workers_train_the_single_process_model(demo_data, tmp_path):
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-3000:]
     # The chief trains into --working_dir, worker 1 beside it; both hold the single process's run.
+    single = json.loads((tmp_path / "single" / "training_stats.json").read_text())
     for wd in ("multi", "multi.worker-1"):
         stats = json.loads((tmp_path / wd / "training_stats.json").read_text())
-        single = json.loads((tmp_path / "single" / "training_stats.json").read_text())
         for a, b in zip(stats["epochs"], single["epochs"], strict=True):
             assert a["train_perplexity"] == pytest.approx(b["train_perplexity"], rel=1e-5)
             assert a["dev_perplexity"] == pytest.approx(b["dev_perplexity"], rel=1e-5)
