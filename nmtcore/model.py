@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from nmtcore import addons, interrupts, progress, search
-from nmtcore.data import batch_spec, encode_all, make_dataset
+from nmtcore.data import batch_spec, encode_all, evaluation_batches, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.metrics import perplexity
 from nmtcore.vocabulary import PAD_ID, START_ID
@@ -43,14 +43,6 @@ def summed_cross_entropy(logits, targets):
     mask = tf.cast(token_mask(targets), tf.float32)
     ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits)
     return tf.reduce_sum(ce * mask, axis=1), tf.reduce_sum(mask, axis=1)
-
-
-def length_sorted_batches(src, tgt, batch_size):
-    """Batches of sentences of similar source length, so that little time goes into padding.
-
-    For evaluation, where sentences are independent: ``index`` says where each came from.
-    """
-    return make_dataset(src, tgt, batch_size, order=np.argsort([len(s) for s in src], kind="stable"))
 
 
 class NMTModel(tf.Module):
@@ -197,8 +189,9 @@ class NMTModel(tf.Module):
     def dev_perplexity(self, src, tgt, batch_size):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources)."""
         ces, counts = [], []
-        bar = progress.bar(-(-len(src) // batch_size))
-        for step, batch in enumerate(length_sorted_batches(src, tgt, batch_size), 1):
+        batches = evaluation_batches(src, tgt, batch_size)
+        bar = progress.bar(len(batches))
+        for step, batch in enumerate(batches, 1):
             interrupts.check()
             ce, n = self._cache.score_fn(batch)
             ces.append(ce.numpy())
@@ -236,8 +229,9 @@ class NMTModel(tf.Module):
             raise UserError(f"--reverse_translation: model {self.params['model']} translates one way only")
         fn = self._search_fn(beam_size, reverse)
         outputs, scores = [None] * len(src), np.zeros([len(src)])
-        bar = progress.bar(-(-len(src) // batch_size), enabled=show_progress)
-        for step, batch in enumerate(length_sorted_batches(src, None, batch_size), 1):
+        batches = evaluation_batches(src, batch_size=batch_size)
+        bar = progress.bar(len(batches), enabled=show_progress)
+        for step, batch in enumerate(batches, 1):
             ids, score = (t.numpy() for t in fn(batch["src"]))
             for row, i in enumerate(batch["index"].numpy()):
                 outputs[i], scores[i] = ids[row], score[row]

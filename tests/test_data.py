@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from nmtcore.data import encode_all, make_dataset, read_parallel, read_sentences
+from nmtcore.data import encode_all, evaluation_batches, make_dataset, read_parallel, read_sentences
 from nmtcore.errors import UserError
 from nmtcore.vocabulary import END_ID, Vocabulary
 
@@ -64,3 +64,19 @@ def test_shuffled_epochs_cover_every_sentence_once_in_new_orders():
     for b in datasets[0]:  # index and sentence stay together through shuffling and bucketing
         for i, row in zip(b["index"].numpy(), b["src"].numpy()):
             assert row[: len(src[i])].tolist() == src[i].tolist()
+
+
+def test_evaluation_batches_hold_every_sentence_once_and_bound_the_padding():
+    lengths = [1 + (i * 7) % 23 for i in range(300)]
+    src = [np.array([4 + i % 5] * (n - 1) + [END_ID], np.int32) for i, n in enumerate(lengths)]
+    batches = evaluation_batches(src, src, batch_size=64, max_padding=0.2, min_batch=8)
+    assert sorted(np.concatenate([b["index"].numpy() for b in batches])) == list(range(300))
+    assert len(batches) > -(-300 // 64)  # cut for padding, not only for size
+    for b in batches:
+        index, rows = b["index"].numpy(), b["src"].numpy()
+        assert len(rows) <= 64 and rows.shape[1] == max(lengths[i] for i in index)
+        if len(rows) > 8:
+            assert rows.size <= 1.2 * sum(lengths[i] for i in index)
+        for i, row in zip(index, rows):
+            assert row[: lengths[i]].tolist() == src[i].tolist() and not row[lengths[i]:].any()
+        assert (b["tgt"].numpy() == rows).all()
