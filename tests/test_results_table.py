@@ -1,0 +1,28 @@
+"""run_scripts/results_table.py: recorded rows with their speed-ups beside the thesis's, the rest marked."""
+
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "run_scripts"))
+import results_table  # noqa: E402
+from experiments import EXPERIMENTS  # noqa: E402
+
+
+def test_recorded_rows_show_speedups_and_commands_and_the_others_say_not_run_yet():
+    first, *others = EXPERIMENTS["exp1_autoencode"]
+    thesis = first["thesis"]
+    recorded = {"name": first["name"], "bleu": 98.5, "bleu_detokenized": 98.4, "best_dev_perplexity": 1.01,
+                "epochs": 40, "best_epoch": 30, "train_seconds": thesis["train_seconds"] // 2,
+                "test_seconds": thesis["test_seconds"] // 100, "train_command": "python3 nmt.py --do_training X",
+                "test_command": "python3 nmt.py --do_testing Y", "machine": "M", "date": "D", "note": "Why"}
+    lines = results_table.table("exp1_autoencode", [recorded])
+    row = next(line for line in lines if line.startswith(f"| {first['name']} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3:] == ["**98.50**", f"{thesis['bleu']:.2f}", f"40 / {thesis['epochs']}", "30",
+                         f"{thesis['train_seconds'] // 2} / {thesis['train_seconds']}", "2×",
+                         f"{thesis['test_seconds'] // 100} / {thesis['test_seconds']}", "100×"]
+    for spec in others:
+        assert "not run yet" in next(line for line in lines if line.startswith(f"| {spec['name']} |"))
+    text = "\n".join(lines)
+    assert "python3 nmt.py --do_training X\npython3 nmt.py --do_testing Y" in text and "Why." in text
