@@ -21,7 +21,7 @@ TRAINING_DEFAULTS = dict(
     p_reset=0.0, p_mono=0.0, seed=1234)
 INFERENCE_DEFAULTS = dict(
     beam_size=10, max_trans_ratio=1.5, max_recog_epochs=100, recog_stop="early",
-    recog_patience=3, recog_epsilon=1e-4, recog_grad_threshold=1.0, test_batch_size=256)
+    recog_patience=3, recog_epsilon=1e-4, recog_grad_threshold=1.0, recog_clip=None, test_batch_size=256)
 # Hyperparameters added after some working directories were written, with the value those runs used.
 ADDED_LATER = dict(dev_every=1)
 MODEL_ALIASES = {"rnnpbmt": "rnnpbnmt", "rnnpbmmt": "rnnpbnmt"}  # spellings in the thesis listings
@@ -87,6 +87,8 @@ def build_parser(model_names):
             ("recog_patience", int, "early: iterations without improvement", None),
             ("recog_epsilon", float, "early: smallest improvement that counts", None),
             ("recog_grad_threshold", float, "grad_norm: stop below this gradient L2 norm", None),
+            ("recog_clip", float, "clip each sentence's recognition gradient to this L2 norm "
+             "(default: --gradient_clip)", None),
             ("test_batch_size", int, "sentences translated at once", None)]:
         _flag(inference, name, kind, text, choices)
     inference.add_argument("--reverse_translation", action="store_true",
@@ -103,7 +105,8 @@ RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layer
           ("binding_strength", 0, 1e9, True), ("dropout", 0, 1, True), ("sigma", 0, 1e3, True),
           ("p_reset", 0, 1, True), ("p_mono", 0, 1, True), ("beam_size", 1, 1000, True),
           ("max_trans_ratio", 0, 100, False), ("max_recog_epochs", 1, 1e6, True), ("recog_patience", 1, 1e6, True),
-          ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("test_batch_size", 1, 1e6, True),
+          ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("recog_clip", 0, 1e9, False),
+          ("test_batch_size", 1, 1e6, True),
           ("monitor_every", 0, 1e6, True), ("monitor_sentences", 1, 1e8, True),
           ("seed", 0, 2**32 - 1, True)]  # numpy's seeds are unsigned 32-bit
 

@@ -35,8 +35,10 @@ class RecognitionSettings:
 
     @classmethod
     def from_params(cls, p):
+        # Working directories from before --recog_clip existed have no such key: they clipped at
+        # --gradient_clip, as its default still does.
         return cls(p["pb_learning_rate"], p["max_recog_epochs"], p["recog_stop"], p["recog_patience"],
-                   p["recog_epsilon"], p["recog_grad_threshold"], p["gradient_clip"])
+                   p["recog_epsilon"], p["recog_grad_threshold"], p.get("recog_clip") or p["gradient_clip"])
 
 
 def recognize(language_model, seq, settings, record=False):

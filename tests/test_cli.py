@@ -74,6 +74,7 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     (["--do_training", "--p_reset=2", "--train_set1=a"], "--p_reset=2.0: must be >= 0 and <= 1"),
     (["--do_training", "--batch_size=0"], "--batch_size=0: must be >= 1"),
     (["--do_training", "--seed=-1"], "--seed=-1: must be >= 0"),
+    (["--query=hi", "--recog_clip=0"], "--recog_clip=0.0: must be > 0"),
     (["--do_training", "--dropout=1"], "--dropout=1.0: must be below 1"),
     (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
     (["--do_testing"], "--do_testing needs --test_set"),

@@ -157,6 +157,27 @@ def test_stopping_schemes(trained):
     assert np.all(early["loss"].numpy() < at_zero["loss"].numpy())
 
 
+def test_recognition_clips_each_gradient_at_recog_clip(trained):
+    model, src = trained
+    batch = first_batch(src)["src"]
+    base = {**vars(model.recognition), "stop": "fixed", "max_iterations": 20}
+
+    def run(clip):
+        return recognize(model.lm_a, batch, RecognitionSettings(**{**base, "clip": clip}), record=True)
+
+    unclipped = run(1e9)
+    norms = unclipped["grad_norm_history"].numpy()
+    assert norms.max() > 1.5 * norms.min()  # else clipping could not change Adam's path
+    never_reached = run(2 * float(norms.max()))
+    np.testing.assert_allclose(never_reached["pb"].numpy(), unclipped["pb"].numpy(), atol=1e-6)
+    always = run(0.5 * float(norms.min()))
+    assert np.abs(always["pb"].numpy() - unclipped["pb"].numpy()).max() > 1e-3
+    p = model.params
+    assert RecognitionSettings.from_params({**p, "recog_clip": 64.0}).clip == 64.0
+    old_run = {k: v for k, v in p.items() if k != "recog_clip"}  # hparams.json from before --recog_clip
+    assert RecognitionSettings.from_params(old_run).clip == p["gradient_clip"]
+
+
 def test_translation_both_ways(trained_rnnpb, demo_data):
     run_nmt("--do_testing", f"--test_set={demo_data}/test.de", "--reverse_translation",
             f"--working_dir={trained_rnnpb}")
