@@ -173,7 +173,7 @@ def test_recognition_clips_each_gradient_at_recog_clip(trained):
     always = run(0.5 * float(norms.min()))
     assert np.abs(always["pb"].numpy() - unclipped["pb"].numpy()).max() > 1e-3
     p = model.params
-    assert RecognitionSettings.from_params({**p, "recog_clip": 64.0}).clip == 64.0
+    assert RecognitionSettings.from_params({**p, "recog_clip": 8.0}).clip == 8.0
     old_run = {k: v for k, v in p.items() if k != "recog_clip"}  # hparams.json from before --recog_clip
     assert RecognitionSettings.from_params(old_run).clip == p["gradient_clip"]
 
