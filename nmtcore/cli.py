@@ -18,12 +18,12 @@ TRAINING_DEFAULTS = dict(
     pb_learning_rate=0.01, batch_size=64, gradient_clip=1.0, early_stopping_steps=20,
     max_epochs=200, dev_every=1, vocab1_max=None, vocab2_max=None, num_PB=128, binding_strength=1.0,
     bind_hard=False, autoencode=False, reverse_source=False, dropout=0.0, sigma=0.0,
-    p_reset=0.0, p_mono=0.0, seed=1234)
+    p_reset=0.0, p_mono=0.0, double_shared_updates=False, seed=1234)
 INFERENCE_DEFAULTS = dict(
     beam_size=10, max_trans_ratio=1.5, max_recog_epochs=100, recog_stop="early",
     recog_patience=3, recog_epsilon=1e-4, recog_grad_threshold=1.0, recog_clip=None, test_batch_size=256)
 # Hyperparameters added after some working directories were written, with the value those runs used.
-ADDED_LATER = dict(dev_every=1)
+ADDED_LATER = dict(dev_every=1, double_shared_updates=False)
 MODEL_ALIASES = {"rnnpbmt": "rnnpbnmt", "rnnpbmmt": "rnnpbnmt"}  # spellings in the thesis listings
 
 
@@ -75,6 +75,8 @@ def build_parser(model_names):
             ("autoencode", bool, "one RNNPB is both A and B"), ("reverse_source", bool, "reverse encoder input"),
             ("dropout", float, "dropout on every LSTM layer's inputs"), ("sigma", float, "PB noise std"),
             ("p_reset", float, "per-epoch PB reset probability"), ("p_mono", float, "monolingual batch probability"),
+            ("double_shared_updates", bool, "as the thesis's code: a variable A and B share (the hard-bound "
+             "PB table; every weight under --autoencode) gets two LazyAdam updates per step"),
             ("seed", int, "random seed")]:
         _flag(model, name, kind, text)
     inference = p.add_argument_group("translation and recognition (may be changed at test time)")

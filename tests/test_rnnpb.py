@@ -60,6 +60,30 @@ def test_soft_binding_pulls_bound_pbs_together_and_zero_strength_does_not():
     assert unbound > 0.9 * before
 
 
+def first_step(**overrides):
+    """How far one training step moves the batch's PB rows and each of A's weights."""
+    tf.keras.utils.set_random_seed(0)  # Keras's unseeded initialisers draw from Python's random
+    model = make_model(**overrides)
+    src, tgt = random_corpus(32), random_corpus(32, 1)
+    model.dataset("parallel", src, tgt)
+    weights = [v.numpy() for v in model.lm_a.trainable_variables]
+    model.train_step(first_batch(src, tgt, 16))
+    return (np.abs(model.pbs.a.numpy()[:16]).mean(),
+            np.array([np.abs(v.numpy() - w).mean() for v, w in zip(model.lm_a.trainable_variables, weights)]))
+
+
+def test_double_shared_updates_update_what_a_and_b_share_twice():
+    # Adam's first update moves each coordinate by the learning rate; a second one with the same
+    # gradient and step count by 1.34 times that (its moments now hold the gradient twice).
+    pb, weights = first_step(bind_hard=True)
+    pb2, weights2 = first_step(bind_hard=True, double_shared_updates=True)
+    assert 2.2 < pb2 / pb < 2.5  # the one PB table of A and B
+    np.testing.assert_allclose(weights2, weights, rtol=1e-6)  # A's own weights: one update
+    _, shared = first_step(autoencode=True, bind_hard=True)
+    _, shared2 = first_step(autoencode=True, bind_hard=True, double_shared_updates=True)
+    assert np.all(shared2 > 1.8 * shared)  # under --autoencode A's weights are B's too
+
+
 def test_lazy_adam_updates_only_the_batch_rows():
     model = make_model(bind_hard=False)
     model.pbs.a.assign(tf.random.normal(model.pbs.a.shape))
