@@ -18,6 +18,11 @@ from rnnpb.language_model import RNNPBLanguageModel
 from rnnpb.recognition import RecognitionSettings, recognize
 
 
+def _distinct(variables):
+    """Each variable once, in the order first listed."""
+    return list({id(v): v for v in variables}.values())
+
+
 class BoundRNNPB(NMTModel):
     """``--model=rnnpbnmt``; with ``--autoencode`` one RNNPB is both A and B."""
 
@@ -51,7 +56,7 @@ class BoundRNNPB(NMTModel):
         weights = [v for lm in (self.lm_a, self.lm_b) for v in lm.trainable_variables]
         pbs = [self.pbs.a, self.pbs.b, self.pbs.mono_a, self.pbs.mono_b]
         if not self.params.get("double_shared_updates"):
-            weights, pbs = list({id(v): v for v in weights}.values()), self.pbs.tables
+            weights, pbs = _distinct(weights), _distinct(pbs)
         return [("weights", weights, self.params["learning_rate"]), ("pb", pbs, self.params["pb_learning_rate"])]
 
     def sentence_losses(self, batch, training, kind):
