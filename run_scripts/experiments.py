@@ -18,9 +18,9 @@ VOCAB = ["--vocab1_max=30000", "--vocab2_max=30000"]
 # stalled for 3 iterations: every dev sentence ran to the --max_recog_epochs cap ("Recognition
 # finished, iteration 500" for every dev batch of daniesso/master saves/autoenc/rnnpb20000).
 # Per-sentence early stopping during training made our dev perplexity noisy enough to stop
-# training far too early (Exp I: BLEU 97.37 against 98.81, results/README.md). At test time the
-# thesis recognised one sentence at a time, so there its rule was per-sentence early stopping;
-# on the well-trained Exp I model both rules give BLEU 98.81.
+# training far too early (Exp I: BLEU 97.37 against 98.81, the runs recorded in commits b6da393
+# and d91aa2f). At test time the thesis recognised one sentence at a time, so there its rule was
+# per-sentence early stopping; on the well-trained Exp I model both rules give BLEU 98.81.
 # Its dev recognition also minimised the *mean* loss of a batch of 64 sentences and clipped that
 # gradient's global norm at 1.0. Adam is blind to the 1/64, and the norm over 64 gradients of
 # equal norm n is 8 n / 64, so per sentence this is a clip at sqrt(64) * 1.0 = 8 (exactly so when
