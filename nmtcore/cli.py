@@ -5,6 +5,7 @@ values are errors; a UserError or OSError anywhere becomes one line on stderr an
 """
 
 import argparse
+import os
 import sys
 
 import tensorflow as tf
@@ -49,7 +50,7 @@ def build_parser(model_names):
                       help="--do_training into a --working_dir that holds a run: move that run to "
                            "<working_dir>.previous-N and train anew (without it, the run is resumed or refused)")
     mode.add_argument("--device", choices=["cpu", "gpu", "auto"], default="auto",
-                      help="cpu hides every GPU (the thesis tested on cpu)")
+                      help="cpu hides every GPU (the thesis tested on cpu); gpu refuses to run without one")
     mode.add_argument("--distribute", choices=["none", "mirrored", "multiworker"], default="none",
                       help="train with tf.distribute (multiworker reads TF_CONFIG)")
     mode.add_argument("--monitor_every", type=int, default=0, metavar="N",
@@ -121,8 +122,9 @@ def check_ranges(values):
         if (v < low if closed else v <= low) or v > high or v != v:
             bound = f"{'>=' if closed else '>'} {low:g} and <= {high:g}"
             raise UserError(f"--{name}={v}: must be {bound}")
-        if name == "dropout" and v >= 1:
-            raise UserError(f"--dropout={v}: must be below 1")
+        # Dropout 1 drops every input; p_mono 1 never draws a parallel batch, so no epoch ends.
+        if name in ("dropout", "p_mono") and v >= 1:
+            raise UserError(f"--{name}={v}: must be below 1")
 
 
 def main(models, argv=None):
@@ -147,12 +149,17 @@ def main(models, argv=None):
 def run(models, args):
     if args.device == "cpu":
         tf.config.set_visible_devices([], "GPU")
+    if args.device == "gpu" and not tf.config.list_physical_devices("GPU"):
+        raise UserError("--device=gpu: TensorFlow sees no GPU")
     given = {k: v for k, v in vars(args).items() if v is not None}
     if "model" in given:
         given["model"] = MODEL_ALIASES.get(given["model"], given["model"])
     check_ranges(given)
     if args.do_testing and not args.test_set:
         raise UserError("--do_testing needs --test_set")
+    for flag in ("test_set", "test_ref"):  # before training, not hours into it
+        if given.get(flag) and not os.path.isfile(given[flag]):
+            raise UserError(f"--{flag}={given[flag]}: no such file")
     if args.do_training:
         train_command(models, given, args)
     if args.do_testing or args.analyze or args.query is not None:
@@ -207,8 +214,7 @@ def train_command(models, given, args):
     workdir.save_setup(working_dir, params, corpus.vocab1, corpus.vocab2)
     if not resuming:
         print(f"training {params['model']} on {params['num_train']} sentence pairs into {working_dir}")
-    interrupts.stop_at_safe_points()
-    with strategy.scope():
+    with interrupts.safe_points(), strategy.scope():
         training.train(model, corpus, working_dir, monitor_every=args.monitor_every,
                        monitor_sentences=args.monitor_sentences)
 
@@ -216,13 +222,14 @@ def train_command(models, given, args):
 def check_resumable(working_dir, params):
     """The saved hyperparameters of an unfinished run that ``params`` continues; else a UserError.
 
-    Only --max_epochs may differ, to let a run that reached it go on longer.
+    Only --max_epochs may differ, to let a run that reached it go on longer. The translation and
+    recognition flags count too: the dev perplexity, and so early stopping, depends on them.
     """
     saved = dict(ADDED_LATER, **workdir.load_params(working_dir))
     if training.is_finished(training.load_stats(working_dir), dict(saved, max_epochs=params["max_epochs"])):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
                         "choose a new directory, or add --start_over (nothing was changed)")
-    keys = [k for k in list(TRAINING_DEFAULTS) + list(DATA_FLAGS) if k != "max_epochs"]
+    keys = [k for k in [*TRAINING_DEFAULTS, *INFERENCE_DEFAULTS, *DATA_FLAGS] if k != "max_epochs"]
     differ = [f"--{k} (was {saved.get(k)!r}, now {params.get(k)!r})" for k in keys if saved.get(k) != params.get(k)]
     if differ:
         raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "

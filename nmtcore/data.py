@@ -17,11 +17,11 @@ from nmtcore.vocabulary import END_ID, PAD_ID
 BUCKET_BOUNDARIES = [6, 8, 10, 12, 15, 20, 30, 50]
 
 
-def read_sentences(path, allow_empty=False):
+def read_sentences(path):
     """Read one tokenized sentence per line (UTF-8, LF or CRLF, optional BOM) as token lists.
 
-    Raises a UserError naming file and line for a missing file, undecodable bytes or, unless
-    ``allow_empty``, an empty line: an empty sentence in a corpus is almost always a broken file.
+    Raises a UserError naming file and line for a missing file, undecodable bytes or an empty
+    line: an empty sentence in a corpus is almost always a broken file.
     """
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
@@ -39,10 +39,10 @@ def read_sentences(path, allow_empty=False):
         except UnicodeDecodeError as e:
             raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
         tokens = text.split()
-        if not tokens and not allow_empty:
+        if not tokens:
             raise UserError(f"{path}:{number}: empty line")
         sentences.append(tokens)
-    if not sentences and not allow_empty:
+    if not sentences:
         raise UserError(f"{path}: file is empty")
     return sentences
 
@@ -122,9 +122,7 @@ def evaluation_batches(src, tgt=None, batch_size=256, max_padding=0.2, min_batch
     return [next(iter(make_dataset(src, tgt, batch_size=len(g), order=g))) for g in groups]
 
 
-def batch_spec(with_target=True):
-    """The TensorSpec of a batch, so that compiled steps trace once for all lengths."""
-    spec = {"index": tf.TensorSpec([None], tf.int32), "src": tf.TensorSpec([None, None], tf.int32)}
-    if with_target:
-        spec["tgt"] = tf.TensorSpec([None, None], tf.int32)
-    return spec
+def batch_spec():
+    """The TensorSpec of a parallel batch, so that compiled steps trace once for all lengths."""
+    return {name: tf.TensorSpec([None] if name == "index" else [None, None], tf.int32)
+            for name in ("index", "src", "tgt")}

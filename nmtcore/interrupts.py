@@ -6,6 +6,7 @@ leave half-made state. While training, a signal is therefore only recorded, and 
 asks ``check()`` between steps and between dev batches; every other mode stops at once.
 """
 
+import contextlib
 import signal
 
 _requested = []
@@ -25,13 +26,27 @@ def stop_at_once():
     signal.signal(signal.SIGTERM, _stop_now)
 
 
-def stop_at_safe_points():
-    """SIGINT and SIGTERM are recorded, and ``check()`` raises KeyboardInterrupt (training)."""
+@contextlib.contextmanager
+def safe_points():
+    """Inside (training), SIGINT and SIGTERM are recorded and ``check()`` raises KeyboardInterrupt.
+
+    On leaving, they stop at once again: the same command may go on to test or translate, where
+    nothing asks ``check()``. A stop requested after the last safe point still stops it.
+    """
+    _requested.clear()
     signal.signal(signal.SIGINT, _record)
     signal.signal(signal.SIGTERM, _record)
+    try:
+        yield
+    finally:
+        stop_at_once()
+        pending = bool(_requested)
+        _requested.clear()
+    if pending:
+        raise KeyboardInterrupt
 
 
 def check():
-    """Raise KeyboardInterrupt if a stop was requested since ``stop_at_safe_points()``."""
+    """Raise KeyboardInterrupt if a stop was requested inside ``safe_points()``."""
     if _requested:
         raise KeyboardInterrupt

@@ -73,7 +73,9 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
     state_manager = tf.train.CheckpointManager(state, os.path.join(working_dir, "state"), max_to_keep=2)
     stats = load_stats(working_dir)
     if stats and stats.get("state_checkpoint"):
-        checkpoints.read(state, stats["state_checkpoint"], "resume")
+        # By name within this run's state/: a working directory may have been moved or renamed.
+        checkpoints.read(state, os.path.join(state_manager.directory, os.path.basename(stats["state_checkpoint"])),
+                         "resume")
         log(f"resuming {working_dir} after epoch {len(stats['epochs'])}")
     else:
         stats = {"epochs": [], "best_epoch": None, "best_dev_perplexity": None, "waited": 0, "total_seconds": 0.0}
@@ -94,7 +96,7 @@ def train(model, corpus, working_dir, log=print, monitor_every=0, monitor_senten
             stats["waited"] += 1
         stats["epochs"].append(row)
         stats["total_seconds"] += row["seconds"]
-        stats["state_checkpoint"] = state_manager.save(checkpoint_number=epoch)
+        stats["state_checkpoint"] = os.path.basename(state_manager.save(checkpoint_number=epoch))
         write_json(os.path.join(working_dir, STATS), stats)
         summaries.write_epoch(row)
         monitored = f"  dev BLEU {row['monitor/dev_bleu']:.2f}" if "monitor/dev_bleu" in row else ""

@@ -64,7 +64,8 @@ class BoundRNNPB(NMTModel):
         if kind in ("mono1", "mono2"):  # one language model on its own sentences, unbound
             lm, table, side = (self.lm_a, self.pbs.mono_a, "a") if kind == "mono1" else (self.lm_b, self.pbs.mono_b, "b")
             ce, tokens = lm.sentence_losses(batch["src"], tf.gather(table, index), rng)
-            return ce, 0.0, {f"prediction_{side}": ce, "perplexity": tf.exp(ce / tokens)}
+            # Not "perplexity": the epoch's training perplexity is the translation's, B given A.
+            return ce, 0.0, {f"prediction_{side}": ce, f"perplexity_{kind}": tf.exp(ce / tokens)}
         pb_a = tf.gather(self.pbs.a, index)
         ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, rng)
         if self.params["autoencode"]:  # one model, one sentence: A's loss is B's
@@ -78,7 +79,9 @@ class BoundRNNPB(NMTModel):
         return ce_a + ce_b, tf.reduce_sum(terms["binding"]), terms
 
     def epoch_batches(self, corpus, epoch, rng):
-        """Parallel batches; before each, with probability p_mono, monolingual batches for A and B.
+        """Parallel batches, among which each draw is, with probability p_mono, a monolingual
+        round instead (a batch for A, then one for B): so before each parallel batch come a
+        geometric number of rounds, p_mono / (1 - p_mono) on average.
 
         Monolingual data is cycled through (a new order each pass) for as long as the epoch lasts.
         """

@@ -25,13 +25,15 @@ STOPPING = ("early", "fixed", "grad_norm")
 
 @dataclasses.dataclass(frozen=True)
 class RecognitionSettings:
-    learning_rate: float = 0.01
-    max_iterations: int = 100
-    stop: str = "early"
-    patience: int = 3
-    epsilon: float = 1e-4
-    grad_threshold: float = 1.0
-    clip: float = 1.0
+    """How recognition runs; a model's come from its --pb_learning_rate and --recog_* flags."""
+
+    learning_rate: float
+    max_iterations: int
+    stop: str
+    patience: int
+    epsilon: float
+    grad_threshold: float
+    clip: float
 
     @classmethod
     def from_params(cls, p):
@@ -76,8 +78,8 @@ def recognize(language_model, seq, settings, record=False):
         ce, grad = loss_and_grad(sub, tf.gather(pb, rows))
         norm = tf.norm(grad, axis=1)
         last = update(last, rows, ce)
-        history = history.write(i, last)
         if record:
+            history = history.write(i, last)
             pb_history = pb_history.write(i, pb)
             norm_history = norm_history.write(i, update(tf.zeros([batch]), rows, norm))
         grad = grad * tf.minimum(1.0, s.clip / tf.maximum(norm, 1e-12))[:, None]

@@ -17,6 +17,7 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tensorflow as tf  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
@@ -27,13 +28,18 @@ NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
 
 
 def machine():
+    """The CPU and its cores, and the GPUs TensorFlow trains on (tests run with --device=cpu)."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return f"{cpu}, {os.cpu_count()} cores, CPU only" if "CUDA_VISIBLE_DEVICES" not in os.environ else cpu
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return f"{cpu}, {os.cpu_count()} cores, CPU only"
+    name = tf.config.experimental.get_device_details(gpus[0]).get("device_name", "GPU")
+    return f"{cpu}, {os.cpu_count()} cores, {len(gpus)} x {name}"
 
 
 def commands(row, data, working_dir):

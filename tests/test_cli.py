@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from sacremoses import MosesDetokenizer, MosesTokenizer
 
 from nmtcore import workdir
@@ -68,7 +69,9 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--do_testing", "--test_set=x.en"], "hparams.json missing"),
+    (["--do_testing", "--test_set=README.md"], "hparams.json missing"),
+    (["--do_testing", "--test_set=x.en"], "--test_set=x.en: no such file"),
+    (["--do_training", "--do_testing", "--test_set=README.md", "--test_ref=x.de"], "--test_ref=x.de: no such file"),
     (["--do_testing", "--bogus_flag=1"], "unrecognized arguments: --bogus_flag=1"),
     (["--query=hi", "--beam_size=0"], "--beam_size=0: must be >= 1"),
     (["--do_training", "--p_reset=2", "--train_set1=a"], "--p_reset=2.0: must be >= 0 and <= 1"),
@@ -76,6 +79,7 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     (["--do_training", "--seed=-1"], "--seed=-1: must be >= 0"),
     (["--query=hi", "--recog_clip=0"], "--recog_clip=0.0: must be > 0"),
     (["--do_training", "--dropout=1"], "--dropout=1.0: must be below 1"),
+    (["--do_training", "--p_mono=1"], "--p_mono=1.0: must be below 1"),
     (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
     (["--do_testing"], "--do_testing needs --test_set"),
     (["--units=8"], "nothing to do"),
@@ -84,6 +88,12 @@ def test_bad_flags_and_empty_working_dir_give_one_line_errors(tmp_path, flags, m
     proc = run_nmt(*flags, f"--working_dir={tmp_path}", check=False)
     assert proc.returncode != 0
     assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="this machine has a GPU")
+def test_device_gpu_without_a_gpu_is_refused(tmp_path):
+    proc = run_nmt("--query=hi", "--device=gpu", f"--working_dir={tmp_path}", check=False)
+    assert proc.returncode == 1 and "--device=gpu: TensorFlow sees no GPU" in proc.stderr
 
 
 def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
@@ -142,21 +152,37 @@ def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, 
     assert "resuming" in proc.stdout and "epoch 2: train ppl" in proc.stdout and "not measured" not in proc.stdout
 
 
-def test_thesis_command_line_runs_unchanged(tmp_path):
-    """Listing 4 (experiment III, seq-to-seq) on the thesis data, shrunk to one small epoch."""
-    data = SHARED_DATA / "easy/easy20000"
-    wd = tmp_path / "encdec20000"
+THESIS_TRAINING = ["--do_training", "--embedding_size=128", "--units=256", "--num_layers=2", "--learning_rate=0.001",
+                   "--batch_size=64", "--max_trans_ratio=1.5", "--gradient_clip=1.0", "--beam_size=10"]
+LISTINGS = {  # the thesis's appendix listings, as printed
+    "listing1_autoencode": ("autoenc/easy20000", "en", [
+        "--early_stopping_steps=10", "--num_PB=128", "--pb_learning_rate=0.01", "--max_recog_epochs=500",
+        "--model=rnnpbnmt", "--autoencode", "--bind_hard", "--binding_strength=1.0"]),
+    "listing4_bound_en_de": ("easy/easy20000", "de", [
+        "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--pb_learning_rate=0.01",
+        "--binding_strength=1.0", "--bind_hard", "--max_recog_epochs=100", "--num_PB=1024", "--p_reset=0.10",
+        "--dropout=0.40", "--model=rnnpbnmt"]),
+    "listing4_seq2seq_en_de": ("easy/easy20000", "de", [
+        "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--reverse_source",
+        "--model=encdec"]),
+}
+
+
+@pytest.mark.parametrize("listing", sorted(LISTINGS))
+def test_thesis_listings_run_unchanged(listing, tmp_path):
+    """Each listing on the thesis data, shrunk to one small epoch, trains and tests."""
+    folder, target, flags = LISTINGS[listing]
+    data = SHARED_DATA / folder
+    wd = tmp_path / "run"
     wd.mkdir()  # the listings create their working directories first
-    run_nmt("--do_training", "--embedding_size=128", "--units=256", "--num_layers=2", "--learning_rate=0.001",
-            "--batch_size=64", "--max_trans_ratio=1.5", "--gradient_clip=1.0", "--beam_size=10",
-            "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--reverse_source",
-            "--model=encdec", f"--train_set1={data}/train.en", f"--train_set2={data}/train.de",
-            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.de", f"--working_dir={wd}",
+    run_nmt(*THESIS_TRAINING, *flags, f"--train_set1={data}/train.en", f"--train_set2={data}/train.{target}",
+            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.{target}", f"--working_dir={wd}",
             # shrunk for the test:
-            "--max_epochs=1", "--units=16", "--embedding_size=8", "--batch_size=256")
+            "--max_epochs=1", "--units=16", "--embedding_size=8", "--batch_size=256", "--max_recog_epochs=3")
     proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={data}/test.en", f"--working_dir={wd}")
-    assert "BLEU = " in proc.stdout
-    assert json.loads((wd / "testing_stats.json").read_text())["sentences"] == 2000
+    stats = json.loads((wd / "testing_stats.json").read_text())
+    assert "BLEU = " in proc.stdout and stats["sentences"] == 2000
+    assert stats["reference"].endswith(f"test.{target}")
 
 
 def test_same_seed_same_run(demo_data, tmp_path):

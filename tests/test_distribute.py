@@ -1,6 +1,6 @@
 """Training under tf.distribute.MirroredStrategy on two logical CPUs matches one device, and
-draws dropout masks and PB noise on every replica; two local workers of a multi-worker run train
-the single-process model, each in its own directory."""
+applies dropout and PB noise on the replicas; two local workers of a multi-worker run train the
+single-process model, each in its own directory."""
 
 import json
 import os
@@ -51,10 +51,14 @@ moved = float(np.abs(mirrored.pbs.a.numpy()).sum())
 dev = (single.dev_perplexity(src[:8], tgt[:8], 8), mirrored.dev_perplexity(src[:8], tgt[:8], 8))
 with strategy.scope():  # dropout and PB noise: each replica draws from the model's generator
     noisy = build(dropout=0.2, sigma=0.1)
+    clean = build()
     noisy.start_epoch(1)
+for a, b in zip(noisy.variables, clean.variables):
+    b.assign(a)
+clean_loss = float(clean.train_step(next(iter(clean.dataset("parallel", src, tgt, epoch=1))))["loss"])
 noisy_losses = [float(noisy.train_step(b)["loss"]) for b in noisy.dataset("parallel", src, tgt, epoch=1)]
 print(json.dumps({"replicas": strategy.num_replicas_in_sync, "steps": steps, "max_diff": diff,
-                  "pb_moved": moved, "dev": dev, "noisy_losses": noisy_losses}))
+                  "pb_moved": moved, "dev": dev, "noisy_losses": noisy_losses, "clean_loss": clean_loss}))
 """
 
 
@@ -67,6 +71,9 @@ def test_mirrored_training_matches_single_device():
     assert result["max_diff"] < 1e-4
     assert abs(result["dev"][0] - result["dev"][1]) < 1e-3 * result["dev"][0]
     assert len(result["noisy_losses"]) == result["steps"] and all(0 < x < 1e3 for x in result["noisy_losses"])
+    # The same weights and first batch without dropout and noise give another loss (untrained, the
+    # model's outputs are near uniform whatever its inputs, so the difference is small but exact).
+    assert result["noisy_losses"][0] != result["clean_loss"]
 
 
 def free_ports(n):

@@ -83,3 +83,5 @@ def test_a_run_continues_past_its_epoch_cap_but_not_in_another_configuration(dem
     assert epochs_done(tmp_path) == 2
     other = run_nmt(*train_args(demo_data, tmp_path, "--model=encdec", "--max_epochs=5"), check=False)
     assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr
+    other = run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=5", "--recog_clip=3"), check=False)
+    assert other.returncode == 1 and "--recog_clip (was None, now 3.0)" in other.stderr

@@ -238,34 +238,9 @@ def test_monolingual_batches_train_their_own_pb_rows(demo_data, tmp_path):
                         "--p_mono=0.5"))
     model = workdir.load_model(str(wd), models())
     assert model.params["num_mono1"] == 40 and model.params["num_mono2"] == 40
+    row = json.loads((wd / "training_stats.json").read_text())["epochs"][0]
+    # The monolingual batches' perplexities are logged apart from the translation's.
+    assert {"mean_perplexity_mono1", "mean_perplexity_mono2"} <= row.keys()
+    assert len({row["train_perplexity"], row["mean_perplexity_mono1"], row["mean_perplexity_mono2"]}) == 3
     for table in (model.pbs.mono_a, model.pbs.mono_b):
         assert np.any(np.abs(table.numpy()).sum(axis=1) > 0)
-
-
-THESIS_TRAINING = ["--do_training", "--embedding_size=128", "--units=256", "--num_layers=2", "--learning_rate=0.001",
-                   "--batch_size=64", "--max_trans_ratio=1.5", "--gradient_clip=1.0", "--beam_size=10"]
-LISTINGS = {
-    "listing1_autoencode": ("autoenc/easy20000", "en", [
-        "--early_stopping_steps=10", "--num_PB=128", "--pb_learning_rate=0.01", "--max_recog_epochs=500",
-        "--model=rnnpbnmt", "--autoencode", "--bind_hard", "--binding_strength=1.0"]),
-    "listing4_bound_en_de": ("easy/easy20000", "de", [
-        "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--pb_learning_rate=0.01",
-        "--binding_strength=1.0", "--bind_hard", "--max_recog_epochs=100", "--num_PB=1024", "--p_reset=0.10",
-        "--dropout=0.40", "--model=rnnpbnmt"]),
-}
-
-
-@pytest.mark.parametrize("listing", sorted(LISTINGS))
-def test_thesis_listings_run_unchanged(listing, tmp_path):
-    folder, target, flags = LISTINGS[listing]
-    data = SHARED_DATA / folder
-    wd = tmp_path / "rnnpb20000"
-    wd.mkdir()
-    run_nmt(*THESIS_TRAINING, *flags, f"--train_set1={data}/train.en", f"--train_set2={data}/train.{target}",
-            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.{target}", f"--working_dir={wd}",
-            # shrunk for the test:
-            "--max_epochs=1", "--units=16", "--embedding_size=8", "--batch_size=256", "--max_recog_epochs=3")
-    proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={data}/test.en", f"--working_dir={wd}")
-    stats = json.loads((wd / "testing_stats.json").read_text())
-    assert "BLEU = " in proc.stdout and stats["sentences"] == 2000
-    assert stats["reference"].endswith(f"test.{target}")

@@ -1,6 +1,7 @@
-"""The training loop's guards: a diverged loss, and damaged statistics or state of an earlier run."""
+"""The training loop's guards: a diverged loss, damaged statistics or state of an earlier run, a moved run."""
 
 import json
+import os
 import re
 
 import numpy as np
@@ -42,6 +43,17 @@ def test_damaged_statistics_or_state_refuse_to_resume(setup, tmp_path, stats, me
     (tmp_path / "training_stats.json").write_text(stats.replace("STATE", str(tmp_path / "state")))
     with pytest.raises(UserError, match=re.escape(message).replace("STATE", ".*state")):
         training.train(model, corpus, str(tmp_path), log=lambda _: None)
+
+
+def test_a_moved_working_dir_resumes(setup, tmp_path):
+    model, corpus = setup
+    model.params.update(max_epochs=1)
+    training.train(model, corpus, str(tmp_path / "first"), log=lambda _: None)
+    os.rename(tmp_path / "first", tmp_path / "moved")
+    model.params.update(max_epochs=2)
+    lines = []
+    stats = training.train(model, corpus, str(tmp_path / "moved"), log=lines.append)
+    assert lines[0] == f"resuming {tmp_path / 'moved'} after epoch 1" and len(stats["epochs"]) == 2
 
 
 def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(setup, tmp_path):

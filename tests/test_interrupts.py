@@ -1,0 +1,41 @@
+"""Signals: recorded inside training's safe points, acted on at once everywhere else."""
+
+import signal
+
+import pytest
+
+from nmtcore import interrupts
+
+
+@pytest.fixture
+def own_handlers():
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    interrupts.stop_at_once()
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+def test_a_signal_inside_safe_points_waits_for_check(own_handlers):
+    reached = []
+    with pytest.raises(KeyboardInterrupt), interrupts.safe_points():
+        signal.raise_signal(signal.SIGTERM)
+        reached.append("after the signal")
+        interrupts.check()
+        reached.append("after check")
+    assert reached == ["after the signal"]
+
+
+def test_after_safe_points_a_signal_stops_at_once(own_handlers):
+    with interrupts.safe_points():
+        interrupts.check()
+    # --do_training --do_testing goes on to test, where nothing calls check()
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGTERM)
+        pytest.fail("the signal was only recorded")
+
+
+def test_a_signal_after_the_last_check_stops_on_leaving(own_handlers):
+    with pytest.raises(KeyboardInterrupt), interrupts.safe_points():
+        signal.raise_signal(signal.SIGINT)
+    interrupts.check()  # nothing left pending: a later training starts afresh
