@@ -10,7 +10,7 @@ import sys
 
 import tensorflow as tf
 
-from nmtcore import analysis, corpus as corpus_lib, interrupts, prediction, training, workdir
+from nmtcore import analysis, corpus as corpus_lib, interrupts, parallel, prediction, training, workdir
 from nmtcore.errors import UserError
 
 # Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
@@ -151,6 +151,7 @@ def run(models, args):
         tf.config.set_visible_devices([], "GPU")
     if args.device == "gpu" and not tf.config.list_physical_devices("GPU"):
         raise UserError("--device=gpu: TensorFlow sees no GPU")
+    parallel.use_cores_for_batches()
     given = {k: v for k, v in vars(args).items() if v is not None}
     if "model" in given:
         given["model"] = MODEL_ALIASES.get(given["model"], given["model"])

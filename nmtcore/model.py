@@ -22,7 +22,7 @@ import zlib
 import numpy as np
 import tensorflow as tf
 
-from nmtcore import addons, interrupts, progress, search
+from nmtcore import addons, interrupts, parallel, progress, search
 from nmtcore.data import batch_spec, encode_all, evaluation_batches, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.metrics import perplexity
@@ -188,16 +188,27 @@ class NMTModel(tf.Module):
 
     def dev_perplexity(self, src, tgt, batch_size):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources)."""
-        ces, counts = [], []
-        batches = evaluation_batches(src, tgt, batch_size)
-        bar = progress.bar(len(batches))
-        for step, batch in enumerate(batches, 1):
-            interrupts.check()
-            ce, n = self._cache.score_fn(batch)
-            ces.append(ce.numpy())
-            counts.append(n.numpy())
+        _, scored = self._evaluate(self._cache.score_fn, src, tgt, batch_size, interrupts.check)
+        return perplexity(*(np.concatenate(column) for column in zip(*scored)))
+
+    def _evaluate(self, fn, src, tgt, batch_size, after_batch=None, show_progress=True):
+        """Evaluation batches of ``src`` (and ``tgt``) and, for each, ``fn(batch)`` as numpy arrays.
+
+        Batches run on every CPU core at once (``nmtcore.parallel``), so a small set is cut into
+        at least as many batches as there are cores. ``after_batch()`` runs between batches.
+        """
+        workers = parallel.workers()
+        batches = evaluation_batches(src, tgt, parallel.batch_cap(len(src), batch_size, workers))
+        bar = progress.bar(len(batches), enabled=show_progress)
+
+        def done(step):
             bar.update(step)
-        return perplexity(np.concatenate(ces), np.concatenate(counts))
+            if after_batch:
+                after_batch()
+
+        results = parallel.map_batches(lambda b: [t.numpy() for t in fn(b)], batches, workers,
+                                       cost=lambda b: int(tf.size(b["src"])), done=done)
+        return batches, results
 
     def _search_fn(self, beam_size, reverse):
         key = (beam_size, reverse)
@@ -228,14 +239,11 @@ class NMTModel(tf.Module):
         if reverse and not self.reversible:
             raise UserError(f"--reverse_translation: model {self.params['model']} translates one way only")
         fn = self._search_fn(beam_size, reverse)
+        batches, searched = self._evaluate(lambda b: fn(b["src"]), src, None, batch_size, show_progress=show_progress)
         outputs, scores = [None] * len(src), np.zeros([len(src)])
-        batches = evaluation_batches(src, batch_size=batch_size)
-        bar = progress.bar(len(batches), enabled=show_progress)
-        for step, batch in enumerate(batches, 1):
-            ids, score = (t.numpy() for t in fn(batch["src"]))
+        for batch, (ids, score) in zip(batches, searched):
             for row, i in enumerate(batch["index"].numpy()):
                 outputs[i], scores[i] = ids[row], score[row]
-            bar.update(step)
         return outputs, scores
 
     def translate(self, sentences, beam_size, reverse=False, batch_size=64, show_progress=False):
