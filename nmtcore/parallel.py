@@ -17,11 +17,12 @@ import tensorflow as tf
 def use_cores_for_batches():
     """On a CPU-only run, one thread per TensorFlow op, and the cores go to whole batches.
 
-    Measured on 2 cores with the thesis's sizes (``docs/performance.md``), a training epoch
-    took 13 s this way against 21 s with TensorFlow's default of one thread per core for every
-    op. Models large enough to profit from splitting single ops can set
-    ``TF_NUM_INTRAOP_THREADS``, which this leaves alone. Has no effect once TensorFlow has run
-    an op (a process that used it before calling ``nmt.py``'s main keeps its setting).
+    With the thesis's sizes on 2 cores (``docs/performance.md``), an iteration of dev
+    recognition took 83 ms this way against 100 ms with TensorFlow's default of one thread per
+    core for every op, and training steps were no slower. Models large enough to profit from
+    splitting single ops can set ``TF_NUM_INTRAOP_THREADS``, which this leaves alone. Has no
+    effect once TensorFlow has run an op (a process that used it before calling ``nmt.py``'s
+    main keeps its setting).
     """
     if "TF_NUM_INTRAOP_THREADS" in os.environ or tf.config.get_visible_devices("GPU"):
         return
