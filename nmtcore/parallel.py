@@ -47,7 +47,7 @@ def batch_cap(num_sentences, batch_size, num_workers):
 def map_batches(fn, batches, num_workers, cost=None, done=None):
     """``[fn(b) for b in batches]``, up to ``num_workers`` calls at once, in input order.
 
-    The costliest batches (``cost(b)``, default: their position) start first, so that the
+    The costliest batches (by ``cost(b)``; without it, in order) start first, so that the
     workers finish together. ``done(n)`` is called in this thread after each of the ``n``
     finished calls; an exception from it or from ``fn`` stops the batches not yet started and
     is raised here once the running ones have finished (a TensorFlow call cannot be cut short).
