@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 DEMO := demo
 SENTENCE := "The old teacher sees a small dog ."
 
-.PHONY: demo test fuzz benchmark clean
+.PHONY: demo test test-fast lint fuzz benchmark clean
 
 $(VENV)/installed: requirements.txt
 	$(PY) -m venv $(VENV)
@@ -13,8 +13,15 @@ $(VENV)/installed: requirements.txt
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	touch $@
 
-test: $(VENV)/installed
+test: lint
 	$(PYTHON) -m pytest -q -n 2 --dist loadfile tests
+
+# The unit tests only: no test that trains through the command line (marker "slow").
+test-fast: lint
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not slow" tests
+
+lint: $(VENV)/installed
+	$(PYTHON) -m ruff check .
 
 # The property tests with fresh random examples (make test always draws the same ones).
 fuzz: $(VENV)/installed

@@ -16,5 +16,11 @@ def models():
     return {"encdec": EncoderDecoder, "rnnpbnmt": BoundRNNPB}
 
 
+def tasks():
+    """Task names -> classes (``nmtcore.tasks``); new tasks register here."""
+    from nmtcore.tasks.translation import TranslationTask
+    return {"translation": TranslationTask}
+
+
 if __name__ == "__main__":
-    sys.exit(main(models()))
+    sys.exit(main(models(), tasks()))

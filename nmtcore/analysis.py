@@ -12,31 +12,33 @@ import numpy as np
 from nmtcore import plots
 from nmtcore.data import read_sentences
 from nmtcore.errors import UserError
-from nmtcore.prediction import reference_path
-from nmtcore.training import load_stats, write_json
+from nmtcore.files import write_json
+from nmtcore.training import load_stats
 
 SENTENCES = 10  # translations shown, and sentences in the PB figures (as in the thesis)
 TRAIN_SAMPLE = 100  # training sentences recognised for the trained-vs-recognised distance
 
 
-def analyze(model, working_dir, test_set=None, test_ref=None, log=print):
+def analyze(translator, task, working_dir, test_set=None, test_ref=None, log=print):
     """Analyse the model of ``working_dir`` on ``test_set`` (default: its dev set); returns the summary."""
-    p = model.params
+    model = translator.model
+    data = model.config.data
     out_dir = os.path.join(working_dir, "analysis")
     os.makedirs(out_dir, exist_ok=True)
-    test_set = test_set or p["dev_set1"]
-    reference = test_ref or (p["dev_set2"] if test_set == p["dev_set1"] else reference_path(test_set, p["lang2"]))
-    test_pairs = _pairs(test_set, reference)
+    test_set = test_set or data.dev_set1
+    sources, references, reference = task.read_test(
+        test_set, test_ref or (data.dev_set2 if test_set == data.dev_set1 else None), data.lang2)
+    test_pairs = list(zip(sources, references or [None] * len(sources)))
     stats = load_stats(working_dir)
     if stats is None:
         raise UserError(f"{working_dir}: no training statistics (training never finished an epoch)")
     figures = {"Figure 5.2: perplexity per epoch": perplexity_figure(stats, out_dir)}
-    hypotheses = model.translate([s for s, _ in test_pairs[:SENTENCES]], p["beam_size"],
-                                 batch_size=p["test_batch_size"])
-    train_pairs = _pairs(p["train_set1"], p["train_set2"], TRAIN_SAMPLE) if os.path.isfile(p["train_set1"]) else []
+    hypotheses = translator.translate([s for s, _ in test_pairs[:SENTENCES]])
+    train_pairs = _pairs(data.train_set1, data.train_set2, TRAIN_SAMPLE) if os.path.isfile(data.train_set1) else []
     extra = model.analyze(train_pairs, test_pairs, out_dir)
     figures.update(extra["figures"])
-    summary = {"working_dir": working_dir, "model": p["model"], "test_set": test_set, "reference": reference,
+    summary = {"working_dir": working_dir, "model": model.config.model.model, "test_set": test_set,
+               "reference": reference,
                "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
                "best_dev_perplexity": stats["best_dev_perplexity"], **extra["summary"], "figures": figures,
                "translations": [{"source": " ".join(s), "reference": " ".join(r) if r else None,
@@ -48,12 +50,12 @@ def analyze(model, working_dir, test_set=None, test_ref=None, log=print):
     return summary
 
 
-def _pairs(source_path, reference_path_, limit=None):
-    """(source, reference or None) token lists; a missing reference file leaves references out."""
+def _pairs(source_path, target_path, limit):
+    """The first ``limit`` (source, target) token-list pairs; a missing target file leaves targets out."""
     sources = read_sentences(source_path)[:limit]
-    if not reference_path_ or not os.path.isfile(reference_path_):
+    if not target_path or not os.path.isfile(target_path):
         return [(s, None) for s in sources]
-    return list(zip(sources, read_sentences(reference_path_)[:len(sources)]))
+    return list(zip(sources, read_sentences(target_path)[:len(sources)]))
 
 
 def perplexity_figure(stats, out_dir):

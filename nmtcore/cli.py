@@ -10,29 +10,30 @@ import sys
 
 import tensorflow as tf
 
-from nmtcore import analysis, corpus as corpus_lib, interrupts, parallel, prediction, training, workdir
+from nmtcore import analysis, config as config_lib, interrupts, parallel, prediction, training, workdir
+from nmtcore.config import Config, DataConfig
 from nmtcore.errors import UserError
+from nmtcore.trainer import Trainer
+from nmtcore.translator import Translator
 
-# Defaults of the thesis's baseline (section 5.2.4); None means "take it from hparams.json".
-TRAINING_DEFAULTS = dict(
-    model="rnnpbnmt", embedding_size=128, units=256, num_layers=2, learning_rate=0.001,
-    pb_learning_rate=0.01, batch_size=64, gradient_clip=1.0, early_stopping_steps=20,
-    max_epochs=200, dev_every=1, vocab1_max=None, vocab2_max=None, num_PB=128, binding_strength=1.0,
-    bind_hard=False, autoencode=False, reverse_source=False, dropout=0.0, sigma=0.0,
-    p_reset=0.0, p_mono=0.0, double_shared_updates=False, seed=1234)
-INFERENCE_DEFAULTS = dict(
-    beam_size=10, max_trans_ratio=1.5, max_recog_epochs=100, recog_stop="early",
-    recog_patience=3, recog_epsilon=1e-4, recog_grad_threshold=1.0, recog_clip=None, test_batch_size=256)
-# Hyperparameters added after some working directories were written, with the value those runs used.
-ADDED_LATER = dict(dev_every=1, double_shared_updates=False)
 MODEL_ALIASES = {"rnnpbmt": "rnnpbnmt", "rnnpbmmt": "rnnpbnmt"}  # spellings in the thesis listings
+GROUPS = {"data": "data", "model": "model (saved in hparams.json)", "training": "training (saved in hparams.json)",
+          "inference": "translation and recognition (saved; may be changed at test time)"}
 
 
-def _flag(parser, name, kind, help_text, choices=None):
-    if kind is bool:
-        parser.add_argument(f"--{name}", action="store_true", default=None, help=help_text)
-    else:
-        parser.add_argument(f"--{name}", type=kind, default=None, help=help_text, choices=choices)
+def _add_flags(group, section, choices=None):
+    """One flag per field of a config section, from its metadata; every default is None, which
+    means "not given" (a resumed or tested run takes the saved value)."""
+    for field in config_lib.fields(section):
+        m = field.metadata
+        if not m["flag"]:
+            continue
+        kind = config_lib.flag_type(field)
+        if kind is bool:
+            group.add_argument(f"--{field.name}", action="store_true", default=None, help=m["help"])
+        else:
+            group.add_argument(f"--{field.name}", type=kind, default=None, help=m["help"],
+                               choices=(choices or {}).get(field.name, m["choices"]))
 
 
 def build_parser(model_names):
@@ -53,89 +54,29 @@ def build_parser(model_names):
                       help="cpu hides every GPU (the thesis tested on cpu); gpu refuses to run without one")
     mode.add_argument("--distribute", choices=["none", "mirrored", "multiworker"], default="none",
                       help="train with tf.distribute (multiworker reads TF_CONFIG)")
-    mode.add_argument("--monitor_every", type=int, default=0, metavar="N",
-                      help="every N epochs, log a small dev BLEU to TensorBoard (0: never)")
-    mode.add_argument("--monitor_sentences", type=int, default=100, help="dev sentences the monitoring BLEU uses")
-    data = p.add_argument_group("data")
-    for name in ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2", "test_set"):
-        data.add_argument(f"--{name}", help="tokenized text, one sentence per line")
-    data.add_argument("--test_ref", help="reference of --test_set (default: its counterpart, test.en -> test.de)")
-    model = p.add_argument_group("model and training (saved in hparams.json)")
-    _flag(model, "model", str, "model type", choices=sorted(set(model_names) | set(MODEL_ALIASES)))
-    for name, kind, text in [
-            ("embedding_size", int, "word embedding size"), ("units", int, "LSTM units per layer"),
-            ("num_layers", int, "LSTM layers"), ("learning_rate", float, "network weights' learning rate"),
-            ("pb_learning_rate", float, "PB learning rate (training and recognition)"),
-            ("batch_size", int, "sentences per training batch"), ("gradient_clip", float, "global-norm clip"),
-            ("early_stopping_steps", int, "epochs without dev improvement before stopping"),
-            ("max_epochs", int, "upper bound on epochs"),
-            ("dev_every", int, "measure the dev perplexity every Nth epoch (the thesis's code: 2)"),
-            ("vocab1_max", int, "source vocabulary size"),
-            ("vocab2_max", int, "target vocabulary size"), ("num_PB", int, "PB vector size"),
-            ("binding_strength", float, "soft binding strength alpha"), ("bind_hard", bool, "share one PB table"),
-            ("autoencode", bool, "one RNNPB is both A and B"), ("reverse_source", bool, "reverse encoder input"),
-            ("dropout", float, "dropout on every LSTM layer's inputs"), ("sigma", float, "PB noise std"),
-            ("p_reset", float, "per-epoch PB reset probability"), ("p_mono", float, "monolingual batch probability"),
-            ("double_shared_updates", bool, "as the thesis's code: a variable A and B share (the hard-bound "
-             "PB table; every weight under --autoencode) gets two LazyAdam updates per step"),
-            ("seed", int, "random seed")]:
-        _flag(model, name, kind, text)
-    inference = p.add_argument_group("translation and recognition (may be changed at test time)")
-    for name, kind, text, choices in [
-            ("beam_size", int, "beam width (1 = greedy)", None),
-            ("max_trans_ratio", float, "max output length / source length", None),
-            ("max_recog_epochs", int, "recognition iteration cap", None),
-            ("recog_stop", str, "recognition stopping: early (epsilon/patience), fixed, grad_norm",
-             ["early", "fixed", "grad_norm"]),
-            ("recog_patience", int, "early: iterations without improvement", None),
-            ("recog_epsilon", float, "early: smallest improvement that counts", None),
-            ("recog_grad_threshold", float, "grad_norm: stop below this gradient L2 norm", None),
-            ("recog_clip", float, "clip each sentence's recognition gradient to this L2 norm "
-             "(default: --gradient_clip)", None),
-            ("test_batch_size", int, "sentences translated at once", None)]:
-        _flag(inference, name, kind, text, choices)
-    inference.add_argument("--reverse_translation", action="store_true",
-                           help="translate B->A with a bound RNNPB (the model is symmetric)")
+    mode.add_argument("--reverse_translation", action="store_true",
+                      help="translate B->A with a bound RNNPB (the model is symmetric)")
+    choices = {"model": sorted(set(model_names) | set(MODEL_ALIASES))}
+    for name, section in config_lib.SECTIONS.items():
+        group = p.add_argument_group(GROUPS[name])
+        _add_flags(group, section, choices)
+        if name == "data":
+            group.add_argument("--test_set", help="tokenized text to translate and score (--do_testing)")
+            group.add_argument("--test_ref", help="reference of --test_set (default: its counterpart, "
+                                                  "test.en -> test.de)")
     return p
 
 
-# Valid ranges: (name, lowest, highest, lowest included).
-RANGES = [("embedding_size", 1, 1e5, True), ("units", 1, 1e5, True), ("num_layers", 1, 100, True),
-          ("learning_rate", 0, 10, False), ("pb_learning_rate", 0, 1e3, False), ("batch_size", 1, 1e6, True),
-          ("gradient_clip", 0, 1e9, False), ("early_stopping_steps", 1, 1e6, True), ("max_epochs", 1, 1e6, True),
-          ("dev_every", 1, 1e6, True),
-          ("vocab1_max", 1, 1e8, True), ("vocab2_max", 1, 1e8, True), ("num_PB", 1, 1e5, True),
-          ("binding_strength", 0, 1e9, True), ("dropout", 0, 1, True), ("sigma", 0, 1e3, True),
-          ("p_reset", 0, 1, True), ("p_mono", 0, 1, True), ("beam_size", 1, 1000, True),
-          ("max_trans_ratio", 0, 100, False), ("max_recog_epochs", 1, 1e6, True), ("recog_patience", 1, 1e6, True),
-          ("recog_epsilon", 0, 1e9, True), ("recog_grad_threshold", 0, 1e9, True), ("recog_clip", 0, 1e9, False),
-          ("test_batch_size", 1, 1e6, True),
-          ("monitor_every", 0, 1e6, True), ("monitor_sentences", 1, 1e8, True),
-          ("seed", 0, 2**32 - 1, True)]  # numpy's seeds are unsigned 32-bit
-
-
-def check_ranges(values):
-    for name, low, high, closed in RANGES:
-        v = values.get(name)
-        if v is None:
-            continue
-        if (v < low if closed else v <= low) or v > high or v != v:
-            bound = f"{'>=' if closed else '>'} {low:g} and <= {high:g}"
-            raise UserError(f"--{name}={v}: must be {bound}")
-        # Dropout 1 drops every input; p_mono 1 never draws a parallel batch, so no epoch ends.
-        if name in ("dropout", "p_mono") and v >= 1:
-            raise UserError(f"--{name}={v}: must be below 1")
-
-
-def main(models, argv=None):
-    """Entry point; ``models`` maps --model names to NMTModel subclasses."""
+def main(models, tasks, argv=None):
+    """Entry point; ``models`` maps --model names to NMTModel subclasses, ``tasks`` task names
+    to task classes (``nmtcore.tasks``)."""
     args = build_parser(models).parse_args(argv)
     if not (args.do_training or args.do_testing or args.analyze or args.query is not None):
         print("error: nothing to do: give --do_training, --do_testing, --analyze and/or --query", file=sys.stderr)
         return 2
     interrupts.stop_at_once()
     try:
-        run(models, args)
+        run(models, tasks, args)
     except (UserError, OSError) as e:  # OSError: an unreadable file, a full disk, a file as --working_dir
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -146,7 +87,7 @@ def main(models, argv=None):
     return 0
 
 
-def run(models, args):
+def run(models, tasks, args):
     if args.device == "cpu":
         tf.config.set_visible_devices([], "GPU")
     if args.device == "gpu" and not tf.config.list_physical_devices("GPU"):
@@ -155,23 +96,24 @@ def run(models, args):
     given = {k: v for k, v in vars(args).items() if v is not None}
     if "model" in given:
         given["model"] = MODEL_ALIASES.get(given["model"], given["model"])
-    check_ranges(given)
+    config_lib.check_ranges(given)
     if args.do_testing and not args.test_set:
         raise UserError("--do_testing needs --test_set")
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
     if args.do_training:
-        train_command(models, given, args)
+        train_command(models, tasks, given, args)
     if args.do_testing or args.analyze or args.query is not None:
-        overrides = {k: given[k] for k in INFERENCE_DEFAULTS if k in given}
+        overrides = {f.name: given[f.name] for f in config_lib.fields(config_lib.InferenceConfig) if f.name in given}
         model = workdir.load_model(args.working_dir, models, overrides)
+        translator, task = Translator(model), tasks[model.config.data.task]()
         if args.do_testing:
-            prediction.test(model, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
+            prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
         if args.analyze:
-            analysis.analyze(model, args.working_dir, args.test_set, args.test_ref)
+            analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref)
         if args.query is not None:
-            prediction.query(model, args.query, args.reverse_translation)
+            prediction.query(translator, task, args.query, args.reverse_translation)
 
 
 def _strategy(name):
@@ -182,56 +124,57 @@ def _strategy(name):
     return tf.distribute.get_strategy()
 
 
-DATA_FLAGS = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
+def _unsaved(given):
+    """The run-time options among the flags given (not kept in hparams.json)."""
+    return {f.name: given[f.name] for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
+            if not f.metadata["saved"] and f.name in given}
 
 
-def train_command(models, given, args):
+def train_command(models, tasks, given, args):
     """Train a new model, or resume the unfinished run of the same configuration in --working_dir."""
-    for name in DATA_FLAGS[:4]:
+    for name in DataConfig.FILES[:4]:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")
-    params = dict(TRAINING_DEFAULTS, **INFERENCE_DEFAULTS)
-    params.update({k: v for k, v in given.items() if k in params})
-    if params["autoencode"]:
-        params["bind_hard"] = True
-    if params["model"] not in models:
-        raise UserError(f"--model={params['model']}: unknown (choose from {', '.join(models)})")
-    params.update({k: given.get(k) for k in DATA_FLAGS},
-                  lang1=prediction.language_of(given["train_set1"]), lang2=prediction.language_of(given["train_set2"]))
+    config = Config.from_flat(given)
+    if config.model.model not in models:
+        raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(models)})")
+    task = tasks[config.data.task]()
     strategy = _strategy(args.distribute)  # first: a multi-worker strategy must precede other TF work
     working_dir = workdir.for_worker(args.working_dir, strategy)
     start_over = args.start_over and workdir.is_trained(working_dir)
     resuming = workdir.is_trained(working_dir) and not start_over
     if resuming:
-        saved = check_resumable(working_dir, params)
-        params = dict(saved, max_epochs=params["max_epochs"])
-    corpus = corpus_lib.load(given, params, workdir.load_vocabularies(working_dir) if resuming else None)
-    params.update(corpus.sizes())
+        config = check_resumable(working_dir, models, config).replace(
+            max_epochs=config.training.max_epochs, **_unsaved(given))
+    corpus = task.load_corpus(given, config, workdir.load_vocabularies(working_dir) if resuming else None)
+    config = config.replace(**task.derived(given, corpus))
     if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
         print(f"--start_over: the previous run is now {workdir.set_aside(working_dir)}")
-    tf.keras.utils.set_random_seed(params["seed"])  # initialisation (epochs seed their own draws)
+    tf.keras.utils.set_random_seed(config.training.seed)  # initialisation (epochs seed their own draws)
     with strategy.scope():
-        model = models[params["model"]](params, corpus.vocab1, corpus.vocab2)
-    workdir.save_setup(working_dir, params, corpus.vocab1, corpus.vocab2)
+        model = models[config.model.model](config, corpus.vocab1, corpus.vocab2)
+        trainer = Trainer(model)
+    workdir.save_setup(working_dir, config, corpus.vocab1, corpus.vocab2)
     if not resuming:
-        print(f"training {params['model']} on {params['num_train']} sentence pairs into {working_dir}")
+        print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {working_dir}")
     with interrupts.safe_points(), strategy.scope():
-        training.train(model, corpus, working_dir, monitor_every=args.monitor_every,
-                       monitor_sentences=args.monitor_sentences)
+        training.train(trainer, corpus, working_dir)
 
 
-def check_resumable(working_dir, params):
-    """The saved hyperparameters of an unfinished run that ``params`` continues; else a UserError.
+def check_resumable(working_dir, models, config):
+    """The saved configuration of an unfinished run that ``config`` continues; else a UserError.
 
     Only --max_epochs may differ, to let a run that reached it go on longer. The translation and
     recognition flags count too: the dev perplexity, and so early stopping, depends on them.
     """
-    saved = dict(ADDED_LATER, **workdir.load_params(working_dir))
-    if training.is_finished(training.load_stats(working_dir), dict(saved, max_epochs=params["max_epochs"])):
+    saved = workdir.load_config(working_dir, models)
+    if training.is_finished(training.load_stats(working_dir), saved.replace(max_epochs=config.training.max_epochs)):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
                         "choose a new directory, or add --start_over (nothing was changed)")
-    keys = [k for k in [*TRAINING_DEFAULTS, *INFERENCE_DEFAULTS, *DATA_FLAGS] if k != "max_epochs"]
-    differ = [f"--{k} (was {saved.get(k)!r}, now {params.get(k)!r})" for k in keys if saved.get(k) != params.get(k)]
+    derived = {f.name for f in config_lib.fields(DataConfig) if not f.metadata["flag"]}
+    was, now = saved.to_flat(), config.to_flat()
+    differ = [f"--{k} (was {was[k]!r}, now {now[k]!r})" for k in was
+              if k not in derived and k != "max_epochs" and was[k] != now[k]]
     if differ:
         raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "
                         f"{', '.join(differ)}; use those flags to resume it, a new directory, or --start_over")

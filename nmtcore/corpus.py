@@ -24,7 +24,7 @@ class Corpus:
                 "num_mono2": len(self.mono2 or [])}
 
 
-def load(files, params, vocabularies=None):
+def load(files, config, vocabularies=None):
     """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only
     (or are given, when a run resumes).
 
@@ -35,14 +35,14 @@ def load(files, params, vocabularies=None):
     if vocabularies:
         vocab1, vocab2 = vocabularies
     else:
-        vocab1 = Vocabulary.build(train1, params["vocab1_max"])
-        vocab2 = vocab1 if params["autoencode"] else Vocabulary.build(train2, params["vocab2_max"])
+        vocab1 = Vocabulary.build(train1, config.data.vocab1_max)
+        vocab2 = vocab1 if config.model.autoencode else Vocabulary.build(train2, config.data.vocab2_max)
     mono = {}
     for side in ("1", "2"):
         path = files.get(f"mono_set{side}")
         if path:
             mono[side] = encode_all(vocab1 if side == "1" else vocab2, read_sentences(path))
-    if params["p_mono"] > 0 and not mono:
+    if config.training.p_mono > 0 and not mono:
         raise UserError("--p_mono > 0 needs --mono_set1 and/or --mono_set2")
     return Corpus(vocab1, vocab2, encode_all(vocab1, train1), encode_all(vocab2, train2),
                   encode_all(vocab1, dev1), encode_all(vocab2, dev2), mono.get("1"), mono.get("2"))

@@ -13,11 +13,10 @@
 import json
 import os
 
-import tensorflow as tf
-
-from nmtcore import checkpoints
+from nmtcore.checkpoints import RunCheckpoints
+from nmtcore.config import Config
 from nmtcore.errors import UserError
-from nmtcore.training import write_json
+from nmtcore.files import write_json
 from nmtcore.vocabulary import Vocabulary
 
 HPARAMS = "hparams.json"
@@ -50,15 +49,17 @@ def set_aside(working_dir):
     return f"{base}.previous-{n}"
 
 
-def save_setup(working_dir, params, vocab1, vocab2):
+def save_setup(working_dir, config, vocab1, vocab2):
     """Write what is needed to rebuild the model: hyperparameters and vocabularies."""
     os.makedirs(working_dir, exist_ok=True)
     vocab1.save(os.path.join(working_dir, "vocab1.txt"))
     vocab2.save(os.path.join(working_dir, "vocab2.txt"))
-    write_json(os.path.join(working_dir, HPARAMS), params)
+    write_json(os.path.join(working_dir, HPARAMS), config.to_flat())
 
 
-def load_params(working_dir):
+def load_config(working_dir, models):
+    """The ``Config`` of a working directory's hparams.json (one from before a hyperparameter
+    existed gets the value it was trained with); ``models`` are the known --model names."""
     path = os.path.join(working_dir, HPARAMS)
     if not os.path.isdir(working_dir):
         raise UserError(f"--working_dir={working_dir}: no such directory")
@@ -71,7 +72,9 @@ def load_params(working_dir):
         raise UserError(f"{path}: corrupted ({e})") from None
     if not isinstance(params, dict) or "model" not in params:
         raise UserError(f"{path}: corrupted (no model type)")
-    return params
+    if params["model"] not in models:
+        raise UserError(f"{path}: corrupted (unknown model {params['model']!r})")
+    return Config.from_saved(params, path)
 
 
 def load_vocabularies(working_dir):
@@ -85,27 +88,8 @@ def load_model(working_dir, models, overrides=None):
     ``models`` maps --model names to classes; ``overrides`` replaces inference-time settings
     (beam size, recognition iterations, ...) given on the command line.
     """
-    params = load_params(working_dir)
-    params.update(overrides or {})
+    config = load_config(working_dir, models).replace(**(overrides or {}))
     vocab1, vocab2 = load_vocabularies(working_dir)
-    model = build_model(working_dir, models, params, vocab1, vocab2)
-    checkpoint = tf.train.latest_checkpoint(os.path.join(working_dir, "best"))
-    if checkpoint is None:
-        raise UserError(f"{working_dir}/best: no saved weights "
-                        "(training never finished an epoch, or best/checkpoint is damaged)")
-    checkpoints.read(tf.train.Checkpoint(model=model), checkpoint, "restore weights").expect_partial()
+    model = models[config.model.model](config, vocab1, vocab2)
+    RunCheckpoints(working_dir, model).restore_best()
     return model
-
-
-def build_model(working_dir, models, params, vocab1, vocab2):
-    """The model that ``params`` (read from ``working_dir``) describe; a UserError if they are
-    incomplete or name an unknown model."""
-    path = os.path.join(working_dir, HPARAMS)
-    if params["model"] not in models:
-        raise UserError(f"{path}: corrupted (unknown model {params['model']!r})")
-    try:
-        return models[params["model"]](params, vocab1, vocab2)
-    except KeyError as e:
-        if e.args[0] in params:  # a bug, not a missing hyperparameter
-            raise
-        raise UserError(f"{path}: corrupted (no {e.args[0]!r})") from None

@@ -24,7 +24,7 @@ def analyze(model, train_pairs, test_pairs, out_dir):
         title = "Figure 5.1: trained vs recognised PBs of training sentences"
         figures[title], distances = trained_vs_recognised(model, [s for s, _ in train_pairs], out_dir)
         summary.update(distances)
-    if not model.params["autoencode"]:
+    if not model.config.model.autoencode:
         figures["Figure 5.3: bound PB pairs of A and B"], quality = bound_pairs(model, out_dir)
         summary.update({f"pb_{k}": v for k, v in quality.items()})
     with_reference = [(s, r) for s, r in test_pairs[:PATHS] if r is not None]

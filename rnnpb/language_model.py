@@ -9,7 +9,7 @@ the same model as concatenating it at every step.
 import tensorflow as tf
 
 from nmtcore.lstm import StackedLSTM
-from nmtcore.model import decoder_inputs, summed_cross_entropy
+from nmtcore.losses import decoder_inputs, summed_cross_entropy
 
 
 class RNNPBLanguageModel(tf.keras.layers.Layer):

@@ -5,8 +5,6 @@ shares (hard) or nearly shares (soft) its PB. Translation recognises the source'
 generates from it in B; B->A is the same with the roles swapped.
 """
 
-import itertools
-
 import numpy as np
 import tensorflow as tf
 
@@ -28,21 +26,23 @@ class BoundRNNPB(NMTModel):
 
     reversible = True
 
-    def __init__(self, params, vocab1, vocab2):
-        super().__init__(params, vocab1, vocab2)
-        p = params
+    def __init__(self, config, vocab1, vocab2):
+        super().__init__(config, vocab1, vocab2)
+        m, data = config.model, config.data
 
         def language_model(vocab, name):
-            return RNNPBLanguageModel(len(vocab), p["embedding_size"], p["units"], p["num_layers"],
-                                      p["num_PB"], p["dropout"], p["sigma"], name=name)
+            return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
+                                      m.sigma, name=name)
 
         self.lm_a = language_model(vocab1, "rnnpb_a")
-        self.lm_b = self.lm_a if p["autoencode"] else language_model(vocab2, "rnnpb_b")
-        self.pbs = PBTables(p["num_train"], p["num_PB"], p["bind_hard"], p["num_mono1"], p["num_mono2"])
+        self.lm_b = self.lm_a if m.autoencode else language_model(vocab2, "rnnpb_b")
+        self.pbs = PBTables(data.num_train, m.num_PB, m.bind_hard, data.num_mono1, data.num_mono2)
+        self.recognition = RecognitionSettings.from_config(config)
 
     @property
-    def recognition(self):
-        return RecognitionSettings.from_params(self.params)
+    def monolingual_kinds(self):
+        """Under --autoencode B is A, so its monolingual data is A's."""
+        return ("mono1",) if self.config.model.autoencode else ("mono1", "mono2")
 
     def variable_groups(self):
         """Network weights and PB tables: separate LazyAdams, learning rates and clipping.
@@ -55,12 +55,13 @@ class BoundRNNPB(NMTModel):
         """
         weights = [v for lm in (self.lm_a, self.lm_b) for v in lm.trainable_variables]
         pbs = [self.pbs.a, self.pbs.b, self.pbs.mono_a, self.pbs.mono_b]
-        if not self.params.get("double_shared_updates"):
+        t = self.config.training
+        if not t.double_shared_updates:
             weights, pbs = _distinct(weights), _distinct(pbs)
-        return [("weights", weights, self.params["learning_rate"]), ("pb", pbs, self.params["pb_learning_rate"])]
+        return [("weights", weights, t.learning_rate), ("pb", pbs, t.pb_learning_rate)]
 
-    def sentence_losses(self, batch, training, kind):
-        index, rng = batch["index"], self.training_rng(training)
+    def sentence_losses(self, batch, kind, rng=None):
+        index = batch["index"]
         if kind in ("mono1", "mono2"):  # one language model on its own sentences, unbound
             lm, table, side = (self.lm_a, self.pbs.mono_a, "a") if kind == "mono1" else (self.lm_b, self.pbs.mono_b, "b")
             ce, tokens = lm.sentence_losses(batch["src"], tf.gather(table, index), rng)
@@ -68,40 +69,19 @@ class BoundRNNPB(NMTModel):
             return ce, 0.0, {f"prediction_{side}": ce, f"perplexity_{kind}": tf.exp(ce / tokens)}
         pb_a = tf.gather(self.pbs.a, index)
         ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, rng)
-        if self.params["autoencode"]:  # one model, one sentence: A's loss is B's
+        if self.config.model.autoencode:  # one model, one sentence: A's loss is B's
             return ce_a, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
         pb_b = pb_a if self.pbs.hard else tf.gather(self.pbs.b, index)
         ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
         terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
         if self.pbs.hard:
             return ce_a + ce_b, 0.0, terms
-        terms["binding"] = binding_loss(pb_a, pb_b, self.params["binding_strength"])
+        terms["binding"] = binding_loss(pb_a, pb_b, self.config.model.binding_strength)
         return ce_a + ce_b, tf.reduce_sum(terms["binding"]), terms
 
-    def epoch_batches(self, corpus, epoch, rng):
-        """Parallel batches, among which each draw is, with probability p_mono, a monolingual
-        round instead (a batch for A, then one for B): so before each parallel batch come a
-        geometric number of rounds, p_mono / (1 - p_mono) on average.
-
-        Monolingual data is cycled through (a new order each pass) for as long as the epoch lasts.
-        """
-        p_mono = self.params["p_mono"]
-        monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
-                 if data and (kind == "mono1" or not self.params["autoencode"])]
-        mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
-        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch):
-            while p_mono > 0 and monos and rng.random() < p_mono:
-                for kind, _ in monos:
-                    yield kind, next(mono_iterators[kind])
-            yield "parallel", batch
-
-    def _cycle(self, kind, data, epoch):
-        for cycle in itertools.count():
-            yield from self.dataset(kind, data, epoch=epoch, cycle=cycle)
-
     def on_epoch_end(self, epoch, rng):
-        if self.params["p_reset"] > 0:
-            self.pbs.reset(self.params["p_reset"], rng)
+        if self.config.training.p_reset > 0:
+            self.pbs.reset(self.config.training.p_reset, rng)
 
     def summary_scalars(self):
         quality = binding_quality(self.pbs.a, self.pbs.b)

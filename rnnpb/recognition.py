@@ -36,11 +36,12 @@ class RecognitionSettings:
     clip: float
 
     @classmethod
-    def from_params(cls, p):
-        # Working directories from before --recog_clip existed have no such key: they clipped at
-        # --gradient_clip, as its default still does.
-        return cls(p["pb_learning_rate"], p["max_recog_epochs"], p["recog_stop"], p["recog_patience"],
-                   p["recog_epsilon"], p["recog_grad_threshold"], p.get("recog_clip") or p["gradient_clip"])
+    def from_config(cls, config):
+        """A run's settings; --recog_clip None (the default, and working directories from before
+        it existed) clips at --gradient_clip."""
+        t, i = config.training, config.inference
+        return cls(t.pb_learning_rate, i.max_recog_epochs, i.recog_stop, i.recog_patience, i.recog_epsilon,
+                   i.recog_grad_threshold, i.recog_clip or t.gradient_clip)
 
 
 def recognize(language_model, seq, settings, record=False):

@@ -27,9 +27,13 @@ sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from nmtcore import addons, cli, prediction, search  # noqa: E402
+from nmtcore import addons, prediction, search  # noqa: E402
+from nmtcore.config import Config  # noqa: E402
 from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
-from nmtcore.model import summed_cross_entropy  # noqa: E402
+from nmtcore.losses import summed_cross_entropy  # noqa: E402
+from nmtcore.tasks.translation import TranslationTask  # noqa: E402
+from nmtcore.trainer import Trainer  # noqa: E402
+from nmtcore.translator import Translator  # noqa: E402
 from nmtcore.vocabulary import Vocabulary  # noqa: E402
 from rnnpb import BoundRNNPB  # noqa: E402
 from rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
@@ -50,12 +54,11 @@ def batch_of(src):
     return next(iter(make_dataset(src, batch_size=len(src))))
 
 
-def build_model(vocab, num_train, num_pb, units, embedding):
-    params = dict(cli.TRAINING_DEFAULTS, **cli.INFERENCE_DEFAULTS)
-    params.update(model="rnnpbnmt", autoencode=True, bind_hard=True, num_train=num_train, num_mono1=0,
-                  num_mono2=0, num_PB=num_pb, units=units, embedding_size=embedding, lang1="en", lang2="en")
+def build_model(vocab, num_train, num_pb, units, embedding, recognition_iterations=100):
+    config = Config().replace(model="rnnpbnmt", autoencode=True, num_train=num_train, num_PB=num_pb, units=units,
+                              embedding_size=embedding, max_recog_epochs=recognition_iterations)
     tf.random.set_seed(0)
-    return BoundRNNPB(params, vocab, vocab)
+    return BoundRNNPB(config, vocab, vocab)
 
 
 def bench_recognition(model, src, singles, iterations):
@@ -83,12 +86,12 @@ def keras_lstm_lm(vocab_size, embedding, units, layers):
     return tf.keras.Model(inputs, tf.keras.layers.Dense(vocab_size)(x))
 
 
-def bench_train_step(model, batch, repeat):
+def bench_train_step(trainer, batch, repeat):
     """One RNNPB training step (as the bound model trains each half) vs a plain Keras LSTM LM step."""
-    rnnpb_step = lambda: model.train_step(batch)["loss"].numpy()  # noqa: E731
-    p = model.params
-    lm = keras_lstm_lm(len(model.vocab1), p["embedding_size"], p["units"], p["num_layers"])
-    optimizer = addons.lazy_adam(p["learning_rate"], lm.trainable_variables)
+    rnnpb_step = lambda: trainer.train_step(batch)["loss"].numpy()  # noqa: E731
+    m, t = trainer.model.config.model, trainer.config
+    lm = keras_lstm_lm(len(trainer.model.vocab1), m.embedding_size, m.units, m.num_layers)
+    optimizer = addons.lazy_adam(t.learning_rate, lm.trainable_variables)
 
     @tf.function(input_signature=[SPEC])
     def lm_step(seq):
@@ -96,7 +99,7 @@ def bench_train_step(model, batch, repeat):
         with tf.GradientTape() as tape:
             ce, _ = summed_cross_entropy(lm(inputs, training=True), seq)
             loss = tf.reduce_mean(ce)
-        grads, _ = tf.clip_by_global_norm(tape.gradient(loss, lm.trainable_variables), p["gradient_clip"])
+        grads, _ = tf.clip_by_global_norm(tape.gradient(loss, lm.trainable_variables), t.gradient_clip)
         optimizer.apply_gradients(zip(grads, lm.trainable_variables))
         return loss
 
@@ -140,7 +143,7 @@ def bench_end_to_end(args, model, sentences, working_dir):
         with open(test_set, "w", encoding="utf-8") as f:
             f.writelines(" ".join(s) + "\n" for s in sentences)
         start = time.perf_counter()
-        prediction.test(model, test_set, working_dir, log=lambda m: None)
+        prediction.test(Translator(model), TranslationTask(), test_set, working_dir, log=lambda m: None)
         seconds, count = time.perf_counter() - start, len(sentences)
     return {"test_seconds_per_1000_sentences": 1000 * seconds / count}
 
@@ -165,14 +168,13 @@ def main():
     src = encode_all(vocab, sentences[:size["recog_batch"]])
     results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__}
 
-    exp1 = build_model(vocab, len(train), 128, size["units"], size["embedding"])
-    exp1.params["max_recog_epochs"] = size["iterations"]
+    exp1 = build_model(vocab, len(train), 128, size["units"], size["embedding"], size["iterations"])
     results.update(bench_recognition(exp1, src, size["singles"], size["iterations"]))
 
-    big = build_model(vocab, len(train), 1024, size["units"], size["embedding"])
+    trainer = Trainer(build_model(vocab, len(train), 1024, size["units"], size["embedding"]))
     train_src = encode_all(vocab, train[:64])
-    big.dataset("parallel", train_src, train_src)
-    results.update(bench_train_step(big, next(iter(make_dataset(train_src, train_src, batch_size=64))),
+    trainer.dataset("parallel", train_src, train_src)
+    results.update(bench_train_step(trainer, next(iter(make_dataset(train_src, train_src, batch_size=64))),
                                     size["repeat"]))
 
     results.update(bench_beam(exp1, encode_all(vocab, sentences[:64]), size["singles"]))

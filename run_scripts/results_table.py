@@ -57,7 +57,8 @@ TARGETS = [("recognition_batched_speedup", "≥ 5", lambda v: v >= 5),
 
 def benchmark_table(recorded):
     lines = ["### Speed benchmark (`run_scripts/benchmark.py`)", "",
-             "| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on `full` only) |", "|---|" + "---|" * len(recorded) + "---|"]
+             "| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on `full` only) |",
+             "|---|" + "---|" * len(recorded) + "---|"]
     for key, target, meets in TARGETS:
         cells = []
         for mode, run in recorded.items():

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
+import nmt  # noqa: E402
 from nmtcore import training, workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
@@ -58,7 +59,7 @@ def run_row(row, data, working_dir, log):
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
-                training.load_stats(working_dir), workdir.load_params(working_dir))):
+                training.load_stats(working_dir), workdir.load_config(working_dir, nmt.models()))):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
     with open(os.path.join(working_dir, "test_log.txt"), "w") as out:

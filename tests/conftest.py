@@ -1,12 +1,17 @@
-"""Shared fixtures: tiny hyperparameters, the project's demo corpus, and a CLI runner."""
+"""Fixtures: the project's demo corpus and briefly trained models; test profiles and markers.
+
+``make test-fast`` leaves out the tests marked ``slow`` (each trains through the command line or
+on the thesis's data); tests that need ``../shared/data`` skip, saying so, where it is missing.
+"""
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from helpers import SHARED_DATA, run_nmt, train_args
+
+from data import generate_demo  # noqa: I001 (helpers puts the repository on the path)
 
 # "ci" (the default): the same examples on every run, so a red CI always means a changed program;
 # "fuzz" (make fuzz): fresh random examples, and more of them.
@@ -14,37 +19,17 @@ settings.register_profile("ci", max_examples=60, derandomize=True)
 settings.register_profile("fuzz", max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-from data import generate_demo  # noqa: E402
-from nmtcore import cli  # noqa: E402
+# Fixtures that train through the command line: a test that uses one is slow. (The markers are
+# declared in pyproject.toml.)
+TRAINED = {"trained_encdec", "trained_rnnpb"}
 
 
-def tiny_params(**overrides):
-    """Thesis defaults shrunk to test size; ``overrides`` win."""
-    params = dict(cli.TRAINING_DEFAULTS, **cli.INFERENCE_DEFAULTS)
-    params.update(embedding_size=16, units=32, num_layers=2, num_PB=8, batch_size=16, beam_size=3,
-                  max_recog_epochs=30, num_train=0, num_mono1=0, num_mono2=0, lang1="en", lang2="de",
-                  seed=7)
-    params.update(overrides)
-    return params
-
-
-def models():
-    import nmt
-    return nmt.models()
-
-
-def run_nmt(*args, stdin=None, check=True):
-    """Run ``nmt.py`` in a subprocess, as a user would; returns the CompletedProcess."""
-    proc = subprocess.run([sys.executable, str(ROOT / "nmt.py"), *map(str, args)], input=stdin,
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"nmt.py {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
-    return proc
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if TRAINED & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("shared_data") and not SHARED_DATA.is_dir():
+            item.add_marker(pytest.mark.skip(reason=f"needs the shared data sets at {SHARED_DATA}"))
 
 
 @pytest.fixture(scope="session")
@@ -53,12 +38,6 @@ def demo_data(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo_data")
     generate_demo.write(generate_demo.generate(400, 40, 30, seed=3), str(out))
     return out
-
-
-def train_args(data, working_dir, *extra):
-    return ["--do_training", f"--train_set1={data}/train.en", f"--train_set2={data}/train.de",
-            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.de", f"--working_dir={working_dir}",
-            "--embedding_size=16", "--units=32", "--batch_size=32", *extra]
 
 
 @pytest.fixture(scope="session")
@@ -77,20 +56,3 @@ def trained_rnnpb(demo_data, tmp_path_factory):
                         "--max_epochs=2", "--max_recog_epochs=10", "--dropout=0.2", "--sigma=0.1",
                         "--monitor_every=2", "--monitor_sentences=10"))
     return wd
-
-
-def untrained_working_dir(path, data, **overrides):
-    """A working directory of an untrained tiny model with vocabularies from ``data``'s training
-    files: enough to load it and run --query, without training. Returns the model."""
-    import tensorflow as tf
-
-    from nmtcore import workdir
-    from nmtcore.data import read_sentences
-    from nmtcore.vocabulary import Vocabulary
-
-    params = tiny_params(max_recog_epochs=3, **overrides)
-    vocab1, vocab2 = (Vocabulary.build(read_sentences(f"{data}/train.{lang}")) for lang in ("en", "de"))
-    model = models()[params["model"]](params, vocab1, vocab2)
-    workdir.save_setup(str(path), params, vocab1, vocab2)
-    tf.train.CheckpointManager(tf.train.Checkpoint(model=model), str(path / "best"), max_to_keep=1).save()
-    return model

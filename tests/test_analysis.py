@@ -12,7 +12,10 @@ from nmtcore import analysis, plots, progress, workdir
 from nmtcore.data import read_parallel
 from rnnpb import analysis as rnnpb_analysis
 
-from conftest import models, run_nmt
+from nmtcore.tasks.translation import TranslationTask
+from nmtcore.trainer import Trainer
+
+from helpers import models, run_nmt, translator_of
 from test_rnnpb import first_batch, make_model, random_corpus
 
 
@@ -79,7 +82,7 @@ def analysed(trained_rnnpb, monkeypatch_module):
 
     monkeypatch_module.setattr(plots, "save", recording_save)
     model = workdir.load_model(str(trained_rnnpb), models())
-    return analysis.analyze(model, str(trained_rnnpb), log=lambda *_: None), figures
+    return analysis.analyze(translator_of(model), TranslationTask(), str(trained_rnnpb), log=lambda *_: None), figures
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +122,10 @@ def test_analyze_binding_figures_are_recomputed_from_the_saved_tables(trained_rn
 def test_hard_binding_has_bound_distance_and_ratio_zero(tmp_path, demo_data):
     model = make_model(bind_hard=True, num_train=32)
     src, tgt = random_corpus(32), random_corpus(32, 1)
-    model.dataset("parallel", src, tgt)
+    trainer = Trainer(model)
+    trainer.dataset("parallel", src, tgt)
     for size in (16, 32):
-        model.train_step(first_batch(src, tgt, size))
+        trainer.train_step(first_batch(src, tgt, size))
     pairs = list(zip(*read_parallel(str(demo_data / "test.en"), str(demo_data / "test.de"))))
     train_pairs = [(model.vocab1.decode(s), model.vocab2.decode(t)) for s, t in zip(src, tgt)]
     result = rnnpb_analysis.analyze(model, train_pairs, pairs, str(tmp_path))

@@ -11,7 +11,7 @@ from nmtcore import workdir
 from nmtcore.data import encode_all, read_sentences
 from nmtcore.metrics import bleu
 
-from conftest import SHARED_DATA, models, run_nmt, train_args
+from helpers import SHARED_DATA, models, run_nmt, train_args, translator_of
 
 
 def test_training_writes_a_complete_working_directory(trained_encdec):
@@ -42,15 +42,16 @@ def test_restored_model_translates_like_the_command_line(trained_encdec, demo_da
     run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
     assert (trained_encdec / "test_trans.txt").read_text() == first
     model = workdir.load_model(str(trained_encdec), models())
-    again = [" ".join(t) for t in model.translate(read_sentences(demo_data / "test.en"), beam_size=10)]
+    again = [" ".join(t) for t in translator_of(model).translate(read_sentences(demo_data / "test.en"), beam_size=10)]
     assert "\n".join(again) + "\n" == first
 
 
 def test_beam_ten_is_at_least_as_probable_as_greedy(trained_encdec, demo_data):
     model = workdir.load_model(str(trained_encdec), models())
     src = encode_all(model.vocab1, read_sentences(demo_data / "test.en"))
-    _, greedy = model.translate_ids(src, beam_size=1)
-    _, beam = model.translate_ids(src, beam_size=10)
+    translator = translator_of(model)
+    _, greedy = translator.translate_ids(src, beam_size=1)
+    _, beam = translator.translate_ids(src, beam_size=10)
     assert np.mean(beam) >= np.mean(greedy)
     assert np.all(beam >= greedy - 1e-4)  # a wider beam may only find more probable outputs here
 
@@ -60,7 +61,7 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     expected = {}
     for text in ("The old man sees a dog.", "I know that a cat runs."):
         words = MosesTokenizer(lang="en").tokenize(text, escape=True)
-        expected[text] = MosesDetokenizer(lang="de").detokenize(model.translate([words], beam_size=10)[0])
+        expected[text] = MosesDetokenizer(lang="de").detokenize(translator_of(model).translate([words], beam_size=10)[0])
     proc = run_nmt("--query=The old man sees a dog.", f"--working_dir={trained_encdec}")
     assert proc.stdout == expected["The old man sees a dog."] + "\n"
     proc = run_nmt("--query=-", f"--working_dir={trained_encdec}",
@@ -96,6 +97,7 @@ def test_device_gpu_without_a_gpu_is_refused(tmp_path):
     assert proc.returncode == 1 and "--device=gpu: TensorFlow sees no GPU" in proc.stderr
 
 
+@pytest.mark.slow
 def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
     short = tmp_path / "short.de"
     short.write_text("Nur eine Zeile .\n", encoding="utf-8")
@@ -107,6 +109,7 @@ def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
     assert proc.returncode == 1 and "missing.en: no such file" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_file_as_working_dir_gives_a_one_line_error(tmp_path, demo_data):
     (tmp_path / "wd").write_text("not a directory\n")
     proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), check=False)
@@ -125,6 +128,7 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     assert {p: p.read_bytes() for p in before} == before
 
 
+@pytest.mark.slow
 def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
@@ -141,6 +145,7 @@ def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
     assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02
 
 
+@pytest.mark.slow
 def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, tmp_path):
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--units=8", "--embedding_size=8"]
@@ -169,6 +174,8 @@ LISTINGS = {  # the thesis's appendix listings, as printed
 
 
 @pytest.mark.parametrize("listing", sorted(LISTINGS))
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_thesis_listings_run_unchanged(listing, tmp_path):
     """Each listing on the thesis data, shrunk to one small epoch, trains and tests."""
     folder, target, flags = LISTINGS[listing]
@@ -185,6 +192,7 @@ def test_thesis_listings_run_unchanged(listing, tmp_path):
     assert stats["reference"].endswith(f"test.{target}")
 
 
+@pytest.mark.slow
 def test_same_seed_same_run(demo_data, tmp_path):
     runs = []
     for name in ("a", "b"):

@@ -5,7 +5,7 @@ from nmtcore.data import encode_all, evaluation_batches, make_dataset, read_para
 from nmtcore.errors import UserError
 from nmtcore.vocabulary import END_ID, Vocabulary
 
-from conftest import SHARED_DATA
+from helpers import SHARED_DATA
 
 
 def write(path, data):
@@ -20,6 +20,7 @@ def test_crlf_bom_and_utf8(tmp_path):
     assert read_sentences(g) == [["ohne", "Zeilenende"]]
 
 
+@pytest.mark.shared_data
 def test_reference_data_with_crlf_reads_like_lf():
     train = read_sentences(SHARED_DATA / "easy/easy20000/train.en")
     assert len(train) == 20000 and not any("\r" in w for s in train for w in s)

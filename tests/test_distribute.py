@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import ROOT, run_nmt, train_args
+from helpers import ROOT, run_nmt, train_args
+
+pytestmark = pytest.mark.slow  # every test here trains through the command line or a strategy
 
 SCRIPT = r"""
 import json, sys
@@ -22,7 +24,8 @@ import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/tests")
-from conftest import tiny_params
+from helpers import tiny_config, translator_of
+from nmtcore.trainer import Trainer
 from nmtcore.vocabulary import Vocabulary
 from rnnpb import BoundRNNPB
 
@@ -30,30 +33,31 @@ rng = np.random.default_rng(0)
 src = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(64)]
 tgt = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(64)]
 vocab = Vocabulary([f"w{i}" for i in range(30)])
-params = tiny_params(model="rnnpbnmt", num_train=64, binding_strength=1.0, max_recog_epochs=5)
+config = tiny_config(model="rnnpbnmt", num_train=64, binding_strength=1.0, max_recog_epochs=5)
 
-def build(**overrides):
-    return BoundRNNPB(dict(params, **overrides), vocab, vocab)
+def build(**changes):
+    return Trainer(BoundRNNPB(config.replace(**changes), vocab, vocab))
 
 single = build()
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 with strategy.scope():
     mirrored = build()
-for a, b in zip(single.variables, mirrored.variables):
+for a, b in zip(single.model.variables, mirrored.model.variables):
     b.assign(a)
 steps = 0
 for a_batch, b_batch in zip(single.dataset("parallel", src, tgt), mirrored.dataset("parallel", src, tgt)):
     single.train_step(a_batch)
     mirrored.train_step(b_batch)
     steps += 1
-diff = max(float(np.max(np.abs(a.numpy() - b.numpy()))) for a, b in zip(single.variables, mirrored.variables))
-moved = float(np.abs(mirrored.pbs.a.numpy()).sum())
-dev = (single.dev_perplexity(src[:8], tgt[:8], 8), mirrored.dev_perplexity(src[:8], tgt[:8], 8))
-with strategy.scope():  # dropout and PB noise: each replica draws from the model's generator
+diff = max(float(np.max(np.abs(a.numpy() - b.numpy())))
+           for a, b in zip(single.model.variables, mirrored.model.variables))
+moved = float(np.abs(mirrored.model.pbs.a.numpy()).sum())
+dev = tuple(translator_of(t.model).dev_perplexity(src[:8], tgt[:8], 8) for t in (single, mirrored))
+with strategy.scope():  # dropout and PB noise: each replica draws from the trainer's generator
     noisy = build(dropout=0.2, sigma=0.1)
     clean = build()
     noisy.start_epoch(1)
-for a, b in zip(noisy.variables, clean.variables):
+for a, b in zip(noisy.model.variables, clean.model.variables):
     b.assign(a)
 clean_loss = float(clean.train_step(next(iter(clean.dataset("parallel", src, tgt, epoch=1))))["loss"])
 noisy_losses = [float(noisy.train_step(b)["loss"]) for b in noisy.dataset("parallel", src, tgt, epoch=1)]

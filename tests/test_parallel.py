@@ -9,7 +9,9 @@ import pytest
 from nmtcore import parallel, workdir
 from nmtcore.data import encode_all, read_sentences
 
-from conftest import models
+from nmtcore.translator import Translator
+
+from helpers import models
 
 
 def test_results_come_back_in_input_order_and_costliest_start_first():
@@ -72,9 +74,10 @@ def test_dev_perplexity_and_translations_do_not_depend_on_the_number_of_workers(
     tgt = encode_all(model.vocab2, read_sentences(demo_data / "dev.de"))[:40]
     results = []
     for workers in (1, 3):
-        monkeypatch.setattr(parallel, "workers", lambda: workers)
-        ids, scores = model.translate_ids(src, beam_size=3, batch_size=16)
-        results.append((model.dev_perplexity(src, tgt, 16), ids, scores))
+        monkeypatch.setattr(parallel, "workers", lambda n=workers: n)
+        translator = Translator(model)
+        ids, scores = translator.translate_ids(src, beam_size=3, batch_size=16)
+        results.append((translator.dev_perplexity(src, tgt, 16), ids, scores))
     (ppl1, ids1, scores1), (ppl3, ids3, scores3) = results
     assert ppl3 == pytest.approx(ppl1, rel=1e-5)
     np.testing.assert_allclose(scores3, scores1, atol=1e-3)

@@ -8,14 +8,18 @@ import pytest
 from nmtcore import prediction
 from nmtcore.errors import UserError
 
-from conftest import untrained_working_dir
+from nmtcore.tasks.translation import TranslationTask
+from nmtcore.translator import Translator
+
+from helpers import untrained_working_dir
 
 
 def test_a_test_set_without_reference_is_translated_but_not_scored(demo_data, tmp_path):
     model = untrained_working_dir(tmp_path, demo_data, model="encdec", beam_size=2)
     shutil.copy(demo_data / "test.en", tmp_path / "alone.en")  # no alone.de beside it
     logged = []
-    stats = prediction.test(model, str(tmp_path / "alone.en"), str(tmp_path), log=logged.append)
+    stats = prediction.test(Translator(model), TranslationTask(), str(tmp_path / "alone.en"), str(tmp_path),
+                            log=logged.append)
     assert "bleu" not in stats and json.loads((tmp_path / "testing_stats.json").read_text()) == stats
     assert any("no reference found" in line and "alone.de" in line for line in logged)
     assert len((tmp_path / "test_trans.txt").read_text().split("\n")) == stats["sentences"] + 1
@@ -25,4 +29,5 @@ def test_a_reference_of_another_length_is_an_error(demo_data, tmp_path):
     model = untrained_working_dir(tmp_path, demo_data, model="encdec", beam_size=2)
     (tmp_path / "short.de").write_text("Der Hund .\n")
     with pytest.raises(UserError, match="test.en has .* lines but its reference .*short.de has 1"):
-        prediction.test(model, str(demo_data / "test.en"), str(tmp_path), str(tmp_path / "short.de"))
+        prediction.test(Translator(model), TranslationTask(), str(demo_data / "test.en"), str(tmp_path),
+                        str(tmp_path / "short.de"))

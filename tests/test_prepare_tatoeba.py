@@ -9,7 +9,7 @@ import pytest
 from data import prepare_tatoeba
 from nmtcore.data import read_sentences
 
-from conftest import ROOT
+from helpers import ROOT
 
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (a) & #2 (b)"
 RAW = [

@@ -19,7 +19,9 @@ from nmtcore.errors import UserError
 from nmtcore.prediction import stdin_lines, translate_lines
 from nmtcore.vocabulary import UNK_ID, Vocabulary
 
-from conftest import ROOT, untrained_working_dir
+from nmtcore.tasks.translation import TranslationTask
+
+from helpers import ROOT, translator_of, untrained_working_dir
 
 # Words the demo corpus knows, words it does not, escapes, lookalike whitespace, long words.
 PIECES = ["the", "dog", "sees", ".", "Hund", "Zoë", "ünknown", "&", "<unk>", "<pad>", "'s", "x" * 300,
@@ -109,20 +111,20 @@ def test_vocabulary_round_trips_and_maps_unknown_words_to_unk(tmp_path, sentence
 
 
 @pytest.fixture(scope="module")
-def query_model(demo_data, tmp_path_factory):
+def query_translator(demo_data, tmp_path_factory):
     """An untrained seq-to-seq model: --query's line handling does not depend on the weights."""
-    return untrained_working_dir(tmp_path_factory.mktemp("query"), demo_data, model="encdec", beam_size=2,
-                                 max_trans_ratio=0.5)
+    return translator_of(untrained_working_dir(tmp_path_factory.mktemp("query"), demo_data, model="encdec",
+                                               beam_size=2, max_trans_ratio=0.5))
 
 
 @settings(max_examples=settings.default.max_examples // 2, deadline=None)  # each example translates
 @given(st.lists(st.tuples(FILE_LINE, st.sampled_from([b"\n", b"\r\n"])), max_size=20), st.booleans())
-def test_query_answers_each_stdin_line_with_one_line(query_model, lines, bom):
+def test_query_answers_each_stdin_line_with_one_line(query_translator, lines, bom):
     data = (BOM if bom else b"") + b"".join(line + end for line, end in lines)
     read = stdin_lines(io.BytesIO(data))
     expected = [line for line, _ in lines] if bom else without_leading_bom([line for line, _ in lines])
     assert read == [line.decode("utf-8", errors="replace") for line in expected]  # BOM and CR gone
-    outputs = translate_lines(query_model, read)
+    outputs = translate_lines(query_translator, TranslationTask(), read)
     assert len(outputs) == len(lines)
     assert not any("\n" in out or "\r" in out for out in outputs)
     for (line, _), out in zip(lines, outputs):
@@ -134,6 +136,7 @@ NASTY_STDIN = (b"\xef\xbb\xbfthe dog sees a cat .\r\n\r\n \t \nqwertz zxcv &amp;
                + b"the dog " * 500 + b"\nno final newline")
 
 
+@pytest.mark.slow
 def test_query_from_stdin_survives_nasty_input(demo_data, tmp_path):
     untrained_working_dir(tmp_path, demo_data, model="rnnpbnmt", beam_size=2)
     proc = subprocess.run([sys.executable, str(ROOT / "nmt.py"), "--query=-", f"--working_dir={tmp_path}"],

@@ -2,7 +2,7 @@
 
 import sys
 
-from conftest import ROOT
+from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "run_scripts"))
 import results_table  # noqa: E402

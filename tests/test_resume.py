@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import ROOT, run_nmt, train_args
+from helpers import ROOT, run_nmt, train_args
+
+pytestmark = pytest.mark.slow  # every test here trains through the command line or a strategy
 
 # Bound RNNPB with dropout, PB noise and PB resets, so that every random draw of training matters.
 FLAGS = ["--model=rnnpbnmt", "--num_PB=8", "--max_recog_epochs=5", "--dropout=0.2", "--sigma=0.1",

@@ -7,19 +7,29 @@ import pytest
 import tensorflow as tf
 
 from nmtcore import workdir
+from nmtcore.config import Config
 from nmtcore.data import encode_all, make_dataset, read_sentences
 from nmtcore.vocabulary import Vocabulary
 from rnnpb import BoundRNNPB
 from rnnpb.recognition import RecognitionSettings, recognize
 
-from conftest import SHARED_DATA, models, run_nmt, tiny_params, train_args
+from nmtcore.trainer import Trainer
+
+from helpers import SHARED_DATA, models, run_nmt, tiny_config, train_args, translator_of
 
 VOCAB = Vocabulary([f"w{i}" for i in range(30)])
 
 
 def make_model(num_train=32, **overrides):
     tf.random.set_seed(overrides.pop("seed", 0))
-    return BoundRNNPB(tiny_params(model="rnnpbnmt", num_train=num_train, **overrides), VOCAB, VOCAB)
+    return BoundRNNPB(tiny_config(model="rnnpbnmt", num_train=num_train, **overrides), VOCAB, VOCAB)
+
+
+def trainer_for(model, src, tgt=None):
+    """A Trainer of ``model`` whose parallel batches have the shape of ``src``'s (and ``tgt``'s)."""
+    trainer = Trainer(model)
+    trainer.dataset("parallel", src, tgt)
+    return trainer
 
 
 def random_corpus(n, seed=0):
@@ -35,8 +45,7 @@ def test_hard_binding_shares_one_table():
     model = make_model(bind_hard=True)
     assert model.pbs.a is model.pbs.b and len(model.pbs.tables) == 3  # shared + two mono tables
     src = random_corpus(32)
-    model.dataset("parallel", src, random_corpus(32, 1))
-    model.train_step(first_batch(src, random_corpus(32, 1), 16))
+    trainer_for(model, src, random_corpus(32, 1)).train_step(first_batch(src, random_corpus(32, 1), 16))
     assert np.abs(model.pbs.a.numpy()[:16]).sum() > 0
 
 
@@ -45,11 +54,11 @@ def bound_distance_after_training(strength, steps=15):
     model.pbs.a.assign(tf.random.normal(model.pbs.a.shape, seed=1))
     model.pbs.b.assign(tf.random.normal(model.pbs.b.shape, seed=2))
     src, tgt = random_corpus(32), random_corpus(32, 1)
-    model.dataset("parallel", src, tgt)
+    trainer = trainer_for(model, src, tgt)
     batch = first_batch(src, tgt)
     before = np.linalg.norm(model.pbs.a.numpy() - model.pbs.b.numpy(), axis=1).mean()
     for _ in range(steps):
-        model.train_step(batch)
+        trainer.train_step(batch)
     return before, np.linalg.norm(model.pbs.a.numpy() - model.pbs.b.numpy(), axis=1).mean()
 
 
@@ -65,9 +74,9 @@ def first_step(**overrides):
     tf.keras.utils.set_random_seed(0)  # Keras's unseeded initialisers draw from Python's random
     model = make_model(**overrides)
     src, tgt = random_corpus(32), random_corpus(32, 1)
-    model.dataset("parallel", src, tgt)
+    trainer = trainer_for(model, src, tgt)
     weights = [v.numpy() for v in model.lm_a.trainable_variables]
-    model.train_step(first_batch(src, tgt, 16))
+    trainer.train_step(first_batch(src, tgt, 16))
     return (np.abs(model.pbs.a.numpy()[:16]).mean(),
             np.array([np.abs(v.numpy() - w).mean() for v, w in zip(model.lm_a.trainable_variables, weights)]))
 
@@ -88,10 +97,10 @@ def test_lazy_adam_updates_only_the_batch_rows():
     model = make_model(bind_hard=False)
     model.pbs.a.assign(tf.random.normal(model.pbs.a.shape))
     src, tgt = random_corpus(32), random_corpus(32, 1)
-    model.dataset("parallel", src, tgt)
+    trainer = trainer_for(model, src, tgt)
     before_a, before_b = model.pbs.a.numpy(), model.pbs.b.numpy()
     batch = first_batch([src[i] for i in (3, 7, 9)], [tgt[i] for i in (3, 7, 9)])
-    model.train_step({**batch, "index": tf.constant([3, 7, 9])})
+    trainer.train_step({**batch, "index": tf.constant([3, 7, 9])})
     for table, before in ((model.pbs.a, before_a), (model.pbs.b, before_b)):
         changed = np.flatnonzero(np.any(table.numpy() != before, axis=1))
         assert changed.tolist() == [3, 7, 9]
@@ -108,16 +117,18 @@ def test_pb_reset_zeroes_about_p_reset_of_the_rows():
 
 def test_dropout_and_pb_noise_act_in_training_only():
     model = make_model(dropout=0.5, sigma=1.0)
+    rng = Trainer(model).rng
     src = random_corpus(8)
     batch = first_batch(src, src)
-    train_a, _, _ = model.sentence_losses(batch, True, "parallel")
-    train_b, _, _ = model.sentence_losses(batch, True, "parallel")
+    train_a, _, _ = model.sentence_losses(batch, "parallel", rng)
+    train_b, _, _ = model.sentence_losses(batch, "parallel", rng)
     assert not np.allclose(train_a.numpy(), train_b.numpy())
-    test_a, _, _ = model.sentence_losses(batch, False, "parallel")
-    test_b, _, _ = model.sentence_losses(batch, False, "parallel")
+    test_a, _, _ = model.sentence_losses(batch, "parallel")
+    test_b, _, _ = model.sentence_losses(batch, "parallel")
     np.testing.assert_array_equal(test_a.numpy(), test_b.numpy())
     sentences = [VOCAB.decode(s) for s in src]
-    assert model.translate(sentences, beam_size=3) == model.translate(sentences, beam_size=3)
+    translator = translator_of(model)
+    assert translator.translate(sentences, beam_size=3) == translator.translate(sentences, beam_size=3)
 
 
 @pytest.fixture(scope="module")
@@ -196,10 +207,11 @@ def test_recognition_clips_each_gradient_at_recog_clip(trained):
     np.testing.assert_allclose(never_reached["pb"].numpy(), unclipped["pb"].numpy(), atol=1e-6)
     always = run(0.5 * float(norms.min()))
     assert np.abs(always["pb"].numpy() - unclipped["pb"].numpy()).max() > 1e-3
-    p = model.params
-    assert RecognitionSettings.from_params({**p, "recog_clip": 8.0}).clip == 8.0
-    old_run = {k: v for k, v in p.items() if k != "recog_clip"}  # hparams.json from before --recog_clip
-    assert RecognitionSettings.from_params(old_run).clip == p["gradient_clip"]
+    config = model.config
+    assert RecognitionSettings.from_config(config.replace(recog_clip=8.0)).clip == 8.0
+    old_run = {k: v for k, v in config.to_flat().items() if k != "recog_clip"}  # from before --recog_clip
+    assert RecognitionSettings.from_config(Config.from_saved(old_run, "hparams.json")).clip == \
+        config.training.gradient_clip
 
 
 def test_translation_both_ways(trained_rnnpb, demo_data):
@@ -215,29 +227,31 @@ def test_translation_both_ways(trained_rnnpb, demo_data):
     assert produced <= en_words | {"<unk>"} and not produced & (de_words - en_words)
 
 
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_autoencoder_regenerates_memorised_sentences_exactly():
     sentences = read_sentences(SHARED_DATA / "autoenc/easy20000/train.en")[:24]
     vocab = Vocabulary.build(sentences)
     src = encode_all(vocab, sentences)
     tf.keras.utils.set_random_seed(0)
-    params = tiny_params(model="rnnpbnmt", autoencode=True, bind_hard=True, num_train=24, num_PB=32,
-                         units=64, embedding_size=32, learning_rate=0.01, pb_learning_rate=0.05,
-                         batch_size=8, max_recog_epochs=500, beam_size=3)
-    model = BoundRNNPB(params, vocab, vocab)
+    config = tiny_config(model="rnnpbnmt", autoencode=True, num_train=24, num_PB=32, units=64, embedding_size=32,
+                         learning_rate=0.01, pb_learning_rate=0.05, batch_size=8, max_recog_epochs=500, beam_size=3)
+    trainer = Trainer(BoundRNNPB(config, vocab, vocab))
     for epoch in range(150):
-        for batch in model.dataset("parallel", src, src, epoch):
-            terms = model.train_step(batch)
+        for batch in trainer.dataset("parallel", src, src, epoch):
+            terms = trainer.train_step(batch)
     assert float(terms["loss"]) < 1.0
-    assert model.translate(sentences, beam_size=3) == sentences
+    assert translator_of(trainer.model).translate(sentences, beam_size=3) == sentences
 
 
+@pytest.mark.slow
 def test_monolingual_batches_train_their_own_pb_rows(demo_data, tmp_path):
     wd = tmp_path / "mono"
     run_nmt(*train_args(demo_data, wd, "--model=rnnpbnmt", "--bind_hard", "--num_PB=8", "--max_epochs=1",
                         "--max_recog_epochs=5", f"--mono_set1={demo_data}/dev.en", f"--mono_set2={demo_data}/dev.de",
                         "--p_mono=0.5"))
     model = workdir.load_model(str(wd), models())
-    assert model.params["num_mono1"] == 40 and model.params["num_mono2"] == 40
+    assert model.config.data.num_mono1 == 40 and model.config.data.num_mono2 == 40
     row = json.loads((wd / "training_stats.json").read_text())["epochs"][0]
     # The monolingual batches' perplexities are logged apart from the translation's.
     assert {"mean_perplexity_mono1", "mean_perplexity_mono2"} <= row.keys()

@@ -11,13 +11,13 @@ from nmtcore.data import encode_all, make_dataset
 from nmtcore.vocabulary import END_ID, Vocabulary
 from seq2seq import EncoderDecoder
 
-from conftest import tiny_params
+from helpers import tiny_config
 
 
 def random_model(seed=0):
     tf.random.set_seed(seed)
     vocab = Vocabulary([f"w{i}" for i in range(12)])
-    return EncoderDecoder(tiny_params(model="encdec"), vocab, vocab), vocab
+    return EncoderDecoder(tiny_config(model="encdec"), vocab, vocab), vocab
 
 
 def run(model, src, fn):
@@ -52,7 +52,7 @@ def test_wide_beam_finds_the_most_probable_output_of_a_tiny_space():
     """With a 2-word target vocabulary and max length 3, enumerate every output exactly."""
     tf.random.set_seed(3)
     vocab = Vocabulary(["a", "b"])
-    model = EncoderDecoder(tiny_params(model="encdec"), vocab, vocab)
+    model = EncoderDecoder(tiny_config(model="encdec"), vocab, vocab)
     src = np.array([4, 5, END_ID], np.int32)
     step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
     ids, score = search.beam_search(step, model.decoder_start(tf.constant([src]), False),

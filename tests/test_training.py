@@ -8,28 +8,36 @@ import numpy as np
 import pytest
 
 from nmtcore import corpus as corpus_lib, training
+from nmtcore.trainer import Trainer
 from nmtcore.errors import UserError
 
-from conftest import models, tiny_params
+from helpers import models, tiny_config
 
 
 @pytest.fixture
 def setup(demo_data):
-    """An untrained tiny seq-to-seq model and the demo corpus."""
+    """A function making an untrained tiny seq-to-seq model's Trainer (configuration changes as
+    keywords), and the demo corpus."""
     files = {f"{part}_set{side}": f"{demo_data}/{part}.{lang}" for part in ("train", "dev")
              for side, lang in (("1", "en"), ("2", "de"))}
-    params = tiny_params(model="encdec", max_epochs=2)
-    corpus = corpus_lib.load(files, params)
-    return models()["encdec"](dict(params, **corpus.sizes()), corpus.vocab1, corpus.vocab2), corpus
+    config = tiny_config(model="encdec", max_epochs=2)
+    corpus = corpus_lib.load(files, config)
+    config = config.replace(**corpus.sizes())
+
+    def trainer(**changes):
+        return Trainer(models()["encdec"](config.replace(**changes), corpus.vocab1, corpus.vocab2))
+
+    return trainer, corpus
 
 
 def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
-    model, corpus = setup
-    weights = model.output_layer.kernel
+    make_trainer, corpus = setup
+    trainer = make_trainer()
+    weights = trainer.model.output_layer.kernel
     weights.assign(np.full(weights.shape, np.nan, np.float32))
     with pytest.raises(UserError, match="training diverged: loss or gradient is not finite at epoch 1, step 1; "
                                         "the best weights so far are in "):
-        training.train(model, corpus, str(tmp_path), log=lambda _: None)
+        training.train(trainer, corpus, str(tmp_path), log=lambda _: None)
 
 
 @pytest.mark.parametrize("stats, message", [
@@ -39,28 +47,26 @@ def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
                  "state_checkpoint": "STATE/ckpt-1"}), "STATE/ckpt-1: cannot resume"),
 ])
 def test_damaged_statistics_or_state_refuse_to_resume(setup, tmp_path, stats, message):
-    model, corpus = setup
+    make_trainer, corpus = setup
     (tmp_path / "training_stats.json").write_text(stats.replace("STATE", str(tmp_path / "state")))
     with pytest.raises(UserError, match=re.escape(message).replace("STATE", ".*state")):
-        training.train(model, corpus, str(tmp_path), log=lambda _: None)
+        training.train(make_trainer(), corpus, str(tmp_path), log=lambda _: None)
 
 
 def test_a_moved_working_dir_resumes(setup, tmp_path):
-    model, corpus = setup
-    model.params.update(max_epochs=1)
-    training.train(model, corpus, str(tmp_path / "first"), log=lambda _: None)
+    make_trainer, corpus = setup
+    training.train(make_trainer(max_epochs=1), corpus, str(tmp_path / "first"), log=lambda _: None)
     os.rename(tmp_path / "first", tmp_path / "moved")
-    model.params.update(max_epochs=2)
     lines = []
-    stats = training.train(model, corpus, str(tmp_path / "moved"), log=lines.append)
+    stats = training.train(make_trainer(max_epochs=2), corpus, str(tmp_path / "moved"), log=lines.append)
     assert lines[0] == f"resuming {tmp_path / 'moved'} after epoch 1" and len(stats["epochs"]) == 2
 
 
 def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(setup, tmp_path):
-    model, corpus = setup
-    model.params.update(dev_every=2, max_epochs=5, early_stopping_steps=2)
+    make_trainer, corpus = setup
     lines = []
-    stats = training.train(model, corpus, str(tmp_path), log=lines.append)
+    stats = training.train(make_trainer(dev_every=2, max_epochs=5, early_stopping_steps=2), corpus, str(tmp_path),
+                           log=lines.append)
     measured = [row["epoch"] for row in stats["epochs"] if "dev_perplexity" in row]
     assert measured[:2] == [1, 3] and all(e % 2 == 1 for e in measured)
     assert "epoch 2: train ppl" in lines[1] and "dev ppl not measured" in lines[1]

@@ -7,7 +7,7 @@ import pytest
 from nmtcore import workdir
 from nmtcore.errors import UserError
 
-from conftest import models, untrained_working_dir
+from helpers import models, untrained_working_dir
 
 
 def rewrite(name, content):

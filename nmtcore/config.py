@@ -1,0 +1,210 @@
+"""Typed configuration of a run: model, training, inference and data sections.
+
+Each section is a frozen dataclass; each field's metadata (help text, valid range, choices)
+generates its command-line flag (``nmtcore.cli``), so a hyperparameter is declared once. A run's
+``hparams.json`` keeps the flat form the thesis's scripts and older working directories have
+(``Config.to_flat`` / ``Config.from_flat``): one key per field, whatever its section.
+
+Frozen, so that nothing changes a run's settings along the way: a changed setting is a new
+``Config`` (``Config.replace``), e.g. the translation settings given again at test time.
+"""
+
+import dataclasses
+import typing
+
+from nmtcore.errors import UserError
+
+_NO_LEGACY = object()
+
+
+def option(default, help, low=None, high=None, low_open=False, high_open=False, choices=None,
+           legacy=_NO_LEGACY, flag=True, saved=True):
+    """A configuration field.
+
+    ``low``/``high`` bound a number (``*_open``: the bound itself is invalid); ``legacy`` is the
+    value a working directory written before the field existed used (without one, such a
+    directory's hparams.json is corrupted); ``flag=False`` for values derived from the data,
+    ``saved=False`` for run-time options that hparams.json does not keep.
+    """
+    return dataclasses.field(default=default, metadata=dict(
+        help=help, low=low, high=high, low_open=low_open, high_open=high_open, choices=choices,
+        legacy=legacy, flag=flag, saved=saved))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """What the network is (thesis section 5.2.4's baseline as defaults)."""
+
+    model: str = option("rnnpbnmt", "model type")
+    embedding_size: int = option(128, "word embedding size", 1, 1e5)
+    units: int = option(256, "LSTM units per layer", 1, 1e5)
+    num_layers: int = option(2, "LSTM layers", 1, 100)
+    num_PB: int = option(128, "PB vector size", 1, 1e5)
+    binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9)
+    bind_hard: bool = option(False, "share one PB table")
+    autoencode: bool = option(False, "one RNNPB is both A and B")
+    reverse_source: bool = option(False, "reverse encoder input")
+    # Dropout 1 would drop every input.
+    dropout: float = option(0.0, "dropout on every LSTM layer's inputs", 0, 1, high_open=True)
+    sigma: float = option(0.0, "PB noise std", 0, 1e3)
+
+    def __post_init__(self):
+        if self.autoencode:  # one model is A and B, so there is one PB table
+            object.__setattr__(self, "bind_hard", True)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+    """How the network is trained."""
+
+    learning_rate: float = option(0.001, "network weights' learning rate", 0, 10, low_open=True)
+    pb_learning_rate: float = option(0.01, "PB learning rate (training and recognition)", 0, 1e3, low_open=True)
+    batch_size: int = option(64, "sentences per training batch", 1, 1e6)
+    gradient_clip: float = option(1.0, "global-norm clip", 0, 1e9, low_open=True)
+    early_stopping_steps: int = option(20, "epochs without dev improvement before stopping", 1, 1e6)
+    max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
+    dev_every: int = option(1, "measure the dev perplexity every Nth epoch (the thesis's code: 2)", 1, 1e6,
+                            legacy=1)
+    p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1)
+    # p_mono 1 would never draw a parallel batch, so no epoch would end.
+    p_mono: float = option(0.0, "monolingual batch probability", 0, 1, high_open=True)
+    double_shared_updates: bool = option(
+        False, "as the thesis's code: a variable A and B share (the hard-bound PB table; every weight under "
+        "--autoencode) gets two LazyAdam updates per step", legacy=False)
+    seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
+    monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never)", 0, 1e6,
+                                saved=False)
+    monitor_sentences: int = option(100, "dev sentences the monitoring BLEU uses", 1, 1e8, saved=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class InferenceConfig:
+    """Translation and recognition; may be given again at test time."""
+
+    beam_size: int = option(10, "beam width (1 = greedy)", 1, 1000)
+    max_trans_ratio: float = option(1.5, "max output length / source length", 0, 100, low_open=True)
+    max_recog_epochs: int = option(100, "recognition iteration cap", 1, 1e6)
+    recog_stop: str = option("early", "recognition stopping: early (epsilon/patience), fixed, grad_norm",
+                             choices=("early", "fixed", "grad_norm"))
+    recog_patience: int = option(3, "early: iterations without improvement", 1, 1e6)
+    recog_epsilon: float = option(1e-4, "early: smallest improvement that counts", 0, 1e9)
+    recog_grad_threshold: float = option(1.0, "grad_norm: stop below this gradient L2 norm", 0, 1e9)
+    # Working directories from before --recog_clip clipped at --gradient_clip, as None still does.
+    recog_clip: typing.Optional[float] = option(
+        None, "clip each sentence's recognition gradient to this L2 norm (default: --gradient_clip)", 0, 1e9,
+        low_open=True, legacy=None)
+    test_batch_size: int = option(256, "sentences translated at once", 1, 1e6)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """The files a model was trained on, and what follows from them."""
+
+    task: str = option("translation", "what the data is and how it is scored (nmtcore.tasks)", flag=False,
+                       legacy="translation")
+    train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    dev_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    mono_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    mono_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    vocab1_max: typing.Optional[int] = option(None, "source vocabulary size", 1, 1e8)
+    vocab2_max: typing.Optional[int] = option(None, "target vocabulary size", 1, 1e8)
+    lang1: str = option("en", "source language code", flag=False)
+    lang2: str = option("en", "target language code", flag=False)
+    # Row counts the models size their PB tables by.
+    num_train: int = option(0, "training sentence pairs", flag=False)
+    num_mono1: int = option(0, "monolingual source sentences", flag=False)
+    num_mono2: int = option(0, "monolingual target sentences", flag=False)
+
+    FILES = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
+
+
+SECTIONS = {"model": ModelConfig, "training": TrainingConfig, "inference": InferenceConfig, "data": DataConfig}
+
+
+def fields(section):
+    return dataclasses.fields(section)
+
+
+def flag_type(field):
+    """The Python type of a field's values (``Optional[int]`` -> ``int``)."""
+    kind = field.type
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    return args[0] if args else kind
+
+
+def _section_of():
+    return {f.name: name for name, section in SECTIONS.items() for f in fields(section)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The four sections of a run's configuration."""
+
+    model: ModelConfig = ModelConfig()
+    training: TrainingConfig = TrainingConfig()
+    inference: InferenceConfig = InferenceConfig()
+    data: DataConfig = DataConfig()
+
+    @classmethod
+    def from_flat(cls, flat):
+        """The configuration a flat dict (hparams.json, or flags) gives; missing keys take their
+        defaults. Use ``from_saved`` for a working directory's file."""
+        section_of = _section_of()
+        parts = {name: {} for name in SECTIONS}
+        for key, value in flat.items():
+            if key in section_of:
+                parts[section_of[key]][key] = value
+        return cls(**{name: SECTIONS[name](**values) for name, values in parts.items()})
+
+    @classmethod
+    def from_saved(cls, flat, source):
+        """The configuration of a saved hparams.json (``source`` names it in errors): a key it lacks
+        takes its ``legacy`` value, or the file is corrupted. Keys no field has are ignored."""
+        values = dict(flat)
+        for section in SECTIONS.values():
+            for f in fields(section):
+                if f.name not in values and f.metadata["saved"]:
+                    if f.metadata["legacy"] is _NO_LEGACY:
+                        raise UserError(f"{source}: corrupted (no {f.name!r})")
+                    values[f.name] = f.metadata["legacy"]
+        return cls.from_flat(values)
+
+    def to_flat(self):
+        """The saved form: one key per saved field, in section order."""
+        return {f.name: getattr(getattr(self, name), f.name)
+                for name, section in SECTIONS.items() for f in fields(section) if f.metadata["saved"]}
+
+    def replace(self, **flat):
+        """A copy with the named fields (flat names) changed."""
+        section_of = _section_of()
+        unknown = set(flat) - set(section_of)
+        if unknown:
+            raise KeyError(f"no configuration field {sorted(unknown)}")
+        changes = {}
+        for key, value in flat.items():
+            changes.setdefault(section_of[key], {})[key] = value
+        return dataclasses.replace(self, **{name: dataclasses.replace(getattr(self, name), **values)
+                                            for name, values in changes.items()})
+
+
+def check_range(name, value, field):
+    """A UserError naming the flag when ``value`` is outside the field's valid range."""
+    m = field.metadata
+    if value is None or m["low"] is None:
+        return
+    low, high = m["low"], m["high"]
+    too_low = value <= low if m["low_open"] else value < low
+    if too_low or value > high or value != value:
+        raise UserError(f"--{name}={value}: must be {'>' if m['low_open'] else '>='} {low:g} and <= {high:g}")
+    if m["high_open"] and value >= high:
+        raise UserError(f"--{name}={value}: must be below {high:g}")
+
+
+def check_ranges(values):
+    """Check every configuration value of ``values`` (flat names) against its field's range."""
+    for section in SECTIONS.values():
+        for f in fields(section):
+            if f.name in values:
+                check_range(f.name, values[f.name], f)

@@ -1,0 +1,75 @@
+"""Translation of tokenized sentence pairs, scored by BLEU: the thesis's task.
+
+Files are tokenized text, one sentence per line, line-aligned across languages; a file's
+language is its suffix (``train.en``). BLEU is Moses multi-bleu on the tokenized text (the
+thesis's figures), with the detokenized sacreBLEU score beside it.
+"""
+
+import os
+
+from sacremoses import MosesDetokenizer, MosesTokenizer
+
+from nmtcore import corpus
+from nmtcore.data import read_sentences
+from nmtcore.errors import UserError
+from nmtcore.metrics import bleu, detokenized_bleu
+
+
+def language_of(path):
+    """The language code a file name ends with (train.en -> en), as Moses tools want it."""
+    suffix = os.path.splitext(path)[1][1:]
+    return suffix if suffix.isalpha() and 2 <= len(suffix) <= 3 else "en"
+
+
+def reference_path(test_set, target_language):
+    """The reference beside a test file: test.en -> test.de for an en->de model."""
+    stem, suffix = os.path.splitext(test_set)
+    return stem + "." + target_language if suffix else None
+
+
+class TranslationTask:
+    """Sentence pairs in two languages (``lang1`` -> ``lang2``), scored by BLEU."""
+
+    name = "translation"
+
+    def derived(self, data_files, loaded):
+        """Settings that follow from the training files and the loaded corpus (hparams.json)."""
+        return dict(loaded.sizes(), lang1=language_of(data_files["train_set1"]),
+                    lang2=language_of(data_files["train_set2"]))
+
+    def load_corpus(self, data_files, config, vocabularies=None):
+        """The training, dev and monolingual data named by the --*_set flags (``data_files``)."""
+        return corpus.load(data_files, config, vocabularies)
+
+    def read_test(self, test_set, reference, target_language):
+        """(source sentences, reference sentences or None, the reference's path or None): the
+        reference is ``reference`` or the test file's counterpart in the target language."""
+        reference = reference or reference_path(test_set, target_language)
+        sources = read_sentences(test_set)
+        if not (reference and os.path.isfile(reference)):
+            return sources, None, reference
+        references = read_sentences(reference)
+        if len(references) != len(sources):
+            raise UserError(f"{test_set} has {len(sources)} lines but its reference {reference} "
+                            f"has {len(references)}")
+        return sources, references, reference
+
+    def score(self, hypotheses, references, target_language):
+        """{bleu, bleu_detokenized, sacrebleu_signature} of tokenized outputs (token lists)."""
+        hyps, refs = [" ".join(h) for h in hypotheses], [" ".join(r) for r in references]
+        detokenized, signature = detokenized_bleu(hyps, refs, target_language)
+        return {"bleu": bleu(hyps, refs), "bleu_detokenized": detokenized, "sacrebleu_signature": signature}
+
+    def describe(self, scores):
+        return (f"BLEU = {scores['bleu']:.2f} (multi-bleu on tokenized text; detokenized sacreBLEU "
+                f"{scores['bleu_detokenized']:.2f})")
+
+    def tokenize(self, lines, language):
+        """Raw sentences -> token lists, Moses-tokenized (and escaped) like the training data."""
+        tokenizer = MosesTokenizer(lang=language)
+        return [tokenizer.tokenize(line, escape=True) for line in lines]
+
+    def detokenize(self, outputs, language):
+        """Token lists -> raw sentences."""
+        detokenizer = MosesDetokenizer(lang=language)
+        return [detokenizer.detokenize(tokens) for tokens in outputs]

@@ -1,0 +1,66 @@
+"""Helpers the tests share: tiny configurations, the command line as users run it, working directories."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from nmtcore.config import Config  # noqa: E402
+
+
+def tiny_config(**overrides):
+    """Thesis defaults shrunk to test size; ``overrides`` (flat names) win."""
+    small = dict(embedding_size=16, units=32, num_layers=2, num_PB=8, batch_size=16, beam_size=3,
+                 max_recog_epochs=30, lang1="en", lang2="de", seed=7)
+    return Config().replace(**dict(small, **overrides))
+
+
+def models():
+    import nmt
+    return nmt.models()
+
+
+def tasks():
+    import nmt
+    return nmt.tasks()
+
+
+def translator_of(model):
+    from nmtcore.translator import Translator
+    return Translator(model)
+
+
+def run_nmt(*args, stdin=None, check=True):
+    """Run ``nmt.py`` in a subprocess, as a user would; returns the CompletedProcess."""
+    proc = subprocess.run([sys.executable, str(ROOT / "nmt.py"), *map(str, args)], input=stdin,
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"nmt.py {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def train_args(data, working_dir, *extra):
+    return ["--do_training", f"--train_set1={data}/train.en", f"--train_set2={data}/train.de",
+            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.de", f"--working_dir={working_dir}",
+            "--embedding_size=16", "--units=32", "--batch_size=32", *extra]
+
+
+def untrained_working_dir(path, data, **overrides):
+    """A working directory of an untrained tiny model with vocabularies from ``data``'s training
+    files: enough to load it and run --query, without training. Returns the model."""
+    from nmtcore import workdir
+    from nmtcore.checkpoints import RunCheckpoints
+    from nmtcore.data import read_sentences
+    from nmtcore.vocabulary import Vocabulary
+
+    config = tiny_config(max_recog_epochs=3, **overrides)
+    vocab1, vocab2 = (Vocabulary.build(read_sentences(f"{data}/train.{lang}")) for lang in ("en", "de"))
+    model = models()[config.model.model](config, vocab1, vocab2)
+    workdir.save_setup(str(path), config, vocab1, vocab2)
+    RunCheckpoints(str(path), model).save_best(1)
+    return model

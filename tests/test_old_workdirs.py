@@ -1,0 +1,44 @@
+"""Working directories written by an earlier version of the code still resume, test and answer --query.
+
+``tests/fixtures/workdir_*_v1`` were trained by commit 78903fa (before the model base class was
+split into Trainer, Translator, tasks and typed configuration) with the command below and
+``--max_epochs=2``; ``workdirs_v1.json`` holds what that commit gave for them.
+"""
+
+import json
+import shutil
+
+import pytest
+
+from helpers import ROOT, run_nmt
+
+pytestmark = pytest.mark.slow
+
+FIXTURES = ROOT / "tests" / "fixtures"
+CORPUS = "tests/fixtures/tiny_corpus"  # relative to the repository, as hparams.json names it
+COMMON = [f"--train_set1={CORPUS}/train.en", f"--train_set2={CORPUS}/train.de", f"--dev_set1={CORPUS}/dev.en",
+          f"--dev_set2={CORPUS}/dev.de", "--embedding_size=8", "--units=16", "--num_layers=1", "--batch_size=16",
+          "--beam_size=2", "--seed=5"]
+FLAGS = {"rnnpb": ["--model=rnnpbnmt", "--num_PB=4", "--max_recog_epochs=3", "--dropout=0.1", "--p_reset=0.1"],
+         "encdec": ["--model=encdec", "--reverse_source"]}
+EXPECTED = json.loads((FIXTURES / "workdirs_v1.json").read_text())["runs"]
+
+
+@pytest.mark.parametrize("name", sorted(FLAGS))
+def test_an_old_working_dir_tests_queries_and_resumes_as_before(name, tmp_path):
+    wd = tmp_path / name
+    shutil.copytree(FIXTURES / f"workdir_{name}_v1", wd)
+    run_nmt("--do_testing", f"--test_set={CORPUS}/test.en", f"--working_dir={wd}")
+    tested = json.loads((wd / "testing_stats.json").read_text())
+    assert tested["sentences"] == 8 and tested["bleu"] == pytest.approx(EXPECTED[name]["test_bleu"], abs=1e-6)
+    answer = run_nmt("--query=-", f"--working_dir={wd}", stdin="The dog sees a cat .\n\n")
+    assert answer.stdout.count("\n") == 2
+
+    resumed = run_nmt("--do_training", *COMMON, *FLAGS[name], "--max_epochs=3", f"--working_dir={wd}")
+    assert "resuming" in resumed.stdout and "after epoch 2" in resumed.stdout
+    epoch = json.loads((wd / "training_stats.json").read_text())["epochs"][-1]
+    assert epoch["epoch"] == 3
+    assert epoch["train_perplexity"] == pytest.approx(EXPECTED[name]["epoch3_train_perplexity"], rel=1e-5)
+    assert epoch["dev_perplexity"] == pytest.approx(EXPECTED[name]["epoch3_dev_perplexity"], rel=1e-5)
+    saved = json.loads((wd / "hparams.json").read_text())
+    assert saved["task"] == "translation" and saved["model"] == FLAGS[name][0].split("=")[1]
