@@ -83,8 +83,6 @@ class MemoryLSTM(tf.keras.layers.Layer):
         """Run over whole sequences: inputs (B, T, E), mask (B, T) bool where False steps (padding)
         leave the state unchanged; ``initial_state`` (default: ``initial_state(B, T)``) must have
         room for T more steps. Returns (outputs (B, T, output_size), final state)."""
-        if not self.built:
-            self.build(inputs.shape)
         batch, steps = tf.shape(inputs)[0], tf.shape(inputs)[1]
         state = initial_state if initial_state is not None else self.initial_state(batch, steps)
         time_major = tf.transpose(inputs, [1, 0, 2])
