@@ -47,6 +47,7 @@ class Word(NamedTuple):
 
 
 def straight(prob, *symbols):
+    """A rule whose target keeps the source order."""
     return Rule(prob, symbols, tuple(range(len(symbols))))
 
 
@@ -86,6 +87,7 @@ GRAMMARS = {"svo_sov": SVO_SOV, "gender_conjugation": GENDER}
 
 
 def word_classes(grammar):
+    """The terminal-generating nonterminals, which share the vocabulary equally (§4.2)."""
     return [name for name, entry in grammar.items() if isinstance(entry, WordClass)]
 
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from nmtcore.lstm import StackedLSTM
-from nmtcore.memories import Memory
+from nmtcore.memories import Memory, MemoryState
 
 
 class ControllerState(NamedTuple):
@@ -30,7 +30,7 @@ class ControllerState(NamedTuple):
 
     lstm: list
     read: tf.Tensor
-    memory: tuple
+    memory: MemoryState
 
 
 class MemoryLSTM(tf.keras.layers.Layer):
@@ -40,7 +40,7 @@ class MemoryLSTM(tf.keras.layers.Layer):
 
     def __init__(self, units, memory_width, kind="stack", output_size=None, pop_bias=-1.0, **kwargs):
         super().__init__(**kwargs)
-        self.units, self.memory_width, self.pop_bias = units, memory_width, pop_bias
+        self.units, self.memory_width = units, memory_width
         self.output_size = output_size or units
         self.memory = Memory(kind)
         heads = len(self.memory.heads)
@@ -71,7 +71,9 @@ class MemoryLSTM(tf.keras.layers.Layer):
                                self.memory.initial_state(batch, capacity, self.memory_width))
 
     def step(self, x, state):
-        """One step (for greedy generation): x (B, E) -> (o_t (B, output_size), H_t)."""
+        """One step (for greedy generation): x (B, E) -> (o_t (B, output_size), H_t). The layer
+        must be built (called once, or ``build((None, E))``) and ``state`` made by
+        ``initial_state`` with room for every step to come."""
         controller_out, lstm_state = self.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
         heads = len(self.memory.heads)
         values = tf.reshape(self.value(controller_out), [-1, heads, self.memory_width])

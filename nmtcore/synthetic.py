@@ -55,6 +55,7 @@ def generate(task, n, min_len, max_len, seed, vocab_size=128):
 
 
 def check(task, n, min_len, max_len, vocab_size):
+    """Refuse arguments that would loop forever or make no sense, naming the argument."""
     if task not in TASKS:
         raise UserError(f"task={task}: unknown synthetic task (one of {', '.join(TASKS)})")
     if n < 0:
@@ -67,10 +68,11 @@ def check(task, n, min_len, max_len, vocab_size):
         raise UserError(f"min_len=max_len={min_len}: bigram_flip needs an even length")
     classes = len(itg.word_classes(itg.GRAMMARS[task])) if task in itg.GRAMMARS else 1
     if vocab_size < classes:
-        raise UserError(f"vocab_size={vocab_size}: {task} needs at least one symbol for each of its {classes} word classes")
+        raise UserError(f"vocab_size={vocab_size}: {task} needs a symbol for each of its {classes} word classes")
 
 
 def sequence_pair(task, rng, min_len, max_len, vocab_size):
+    """One §4.1 pair: a uniform length (an even one for bigram_flip), uniform symbols."""
     if task == "bigram_flip":
         length = 2 * int(rng.integers((min_len + 1) // 2, max_len // 2 + 1))
     else:
@@ -85,7 +87,7 @@ def grammar_pairs(grammar, rng, n, min_len, max_len, vocab_size):
     pairs, tries = [], 0
     while len(pairs) < n:
         if tries >= MAX_TRIES_PER_PAIR * (len(pairs) + 1):
-            raise UserError(f"min_len={min_len}, max_len={max_len}: the grammar almost never makes sentences of these lengths")
+            raise UserError(f"min_len={min_len}, max_len={max_len}: the grammar almost never makes such lengths")
         tries += 1
         try:
             source, target = itg.yields(grammar, itg.derive(grammar, rng, class_size, max_len))
