@@ -28,6 +28,23 @@ def test_the_controller_reads_the_input_and_every_read():
     assert layer.push.kernel.shape == layer.pop.kernel.shape == (6, 2)
 
 
+@pytest.mark.parametrize("kind, row", [("stack", -1), ("queue", 0)])
+def test_a_controller_that_always_pushes_and_never_pops_reads_the_top_or_the_front(kind, row):
+    # d = sigmoid(30) = 1 and u = sigmoid(-30) = 0 whatever the input: the memory then holds every
+    # v_t with strength 1, so the stack reads the latest value and the queue the first one.
+    tf.random.set_seed(2)
+    layer = MemoryLSTM(5, 3, kind=kind, pop_bias=-30.0)
+    layer(tf.zeros([1, 1, 2]))
+    layer.push.kernel.assign(tf.zeros_like(layer.push.kernel))
+    layer.push.bias.assign([30.0])
+    layer.pop.kernel.assign(tf.zeros_like(layer.pop.kernel))
+    state = layer.initial_state(2, 4)
+    for t in range(4):
+        _, state = layer.step(tf.random.normal([2, 2]), state)
+        written = state.memory.values[:, : t + 1]
+        np.testing.assert_allclose(state.read.numpy(), written[:, row].numpy(), atol=1e-6)
+
+
 def test_pop_bias_starts_at_the_given_value_and_other_biases_at_zero():
     layer = MemoryLSTM(6, 4, pop_bias=-2.5)
     layer(tf.zeros([1, 2, 3]))
