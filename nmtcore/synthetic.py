@@ -11,7 +11,7 @@ symbols x1 .. x{vocab_size} uniformly with replacement, the source length unifor
 [min_len, max_len]; the grammars name their words as in the paper's samples (si1, vo28, rpi,
 the, das, ...), each word class having vocab_size // (number of classes) words (§4.2), and a
 derivation is kept only when its source length is within [min_len, max_len] (§4.2's rejection;
-the paper's training and test ranges are 8-64 and 65-128). Targets have no EOS or separator:
+``TRAIN_LENGTHS`` and ``TEST_LENGTHS`` are the paper's ranges). Targets have no EOS or separator:
 those belong to the model's input pipeline, like the <end> of every corpus the toolkit reads.
 
 Everything is drawn from ``numpy.random.default_rng(seed)``: the same arguments give the same
@@ -25,6 +25,8 @@ import numpy as np
 from nmtcore import itg
 from nmtcore.errors import UserError
 
+# The paper's source lengths (§4.1, §4.3): test sequences are longer than any seen in training.
+TRAIN_LENGTHS, TEST_LENGTHS = (8, 64), (65, 128)
 SEQUENCE_TASKS = ("copy", "reverse", "bigram_flip")
 TASKS = SEQUENCE_TASKS + tuple(itg.GRAMMARS)
 # Derivations tried per pair found before the length range is declared out of the grammar's
