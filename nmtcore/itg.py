@@ -1,0 +1,133 @@
+"""The two synchronous grammars (ITGs) of Grefenstette et al. 2015 §4.2, and sampling from them.
+
+A rule rewrites a nonterminal into a sequence of symbols on the source side and into the same
+symbols, possibly reordered, on the target side; terminals are pairs of words, one per side. A
+derivation is a tree; its source and target strings are read off the same tree, so every target
+follows from its source by the grammar's paired rules. ``derive`` samples a tree, ``yields``
+reads the strings: tests build the paper's example trees by hand and read them with ``yields``.
+
+The paper's grammars themselves (its Table 1, supplementary Appendix C) are not in the copy of
+the paper the project has, so these are reconstructed from §4.2's descriptions and its two sample
+pairs, which they derive exactly (``tests/test_synthetic.py``):
+
+    si1 vi28 oi5 oi7 si15 rpi si19 vi16 oi10 oi24 ||| so1 oo5 oo7 so15 rpo so19 vo16 oo10 oo24 vo28
+    we11 the en19 and the em17 ||| wg11 das gn19 und der gm17
+
+The rule probabilities are ours, tuned by hand (like the paper's) so that source lengths 8-128
+are roughly uniform: ``tests/test_synthetic.py`` measures the histogram.
+"""
+
+import bisect
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Rule(NamedTuple):
+    """``prob``: its probability among its nonterminal's rules; ``source``: the symbols;
+    ``order``: the target side, as positions in ``source``."""
+
+    prob: float
+    source: tuple
+    order: tuple
+
+
+class WordClass(NamedTuple):
+    """A terminal-generating nonterminal: its k-th word is ``{source}{k}`` / ``{target}{k}``."""
+
+    source: str
+    target: str
+
+
+class Word(NamedTuple):
+    """A fixed word pair (a function word)."""
+
+    source: str
+    target: str
+
+
+def straight(prob, *symbols):
+    """A rule whose target keeps the source order."""
+    return Rule(prob, symbols, tuple(range(len(symbols))))
+
+
+# Subject-verb-object to subject-object-verb: the main verb moves over its (unbounded) object;
+# relative clauses (rp S V O) keep their order, as in the paper's sample. An object is a sequence
+# of nouns that may end in a subject-like noun with its relative clause, which is how the
+# sample's object "oi5 oi7 si15 rpi ..." is built.
+SVO_SOV = {
+    "A": [Rule(1.0, ("S", "v", "O"), (0, 2, 1))],
+    "S": [straight(0.5, "s"), straight(0.5, "s", "RC")],
+    "O": [straight(0.005, "o"), straight(0.99, "o", "O"), straight(0.005, "S")],
+    "RC": [straight(1.0, "rp", "S", "v", "O")],
+    "s": WordClass("si", "so"), "v": WordClass("vi", "vo"), "o": WordClass("oi", "oo"),
+    "rp": Word("rpi", "rpo"),
+}
+
+# Genderless to gendered articles: sentences NP V NP or NP V (the paper's "(NP/(V/NP)) or
+# (NP/V)"), a noun phrase being nouns joined by "and"; each source noun has a genderless article
+# ("the", "a") that the target replaces by the one of the noun's gender (der/die/das,
+# ein/eine/ein). The paper's sample is a V NP constituent.
+GENDER = {
+    "A": [straight(1.0, "NP", "VP")],
+    "VP": [straight(0.7, "V", "NP"), straight(0.3, "V")],
+    "NP": [straight(0.03, "N"), straight(0.97, "N", "and", "NP")],
+    "N": [straight(1 / 3, "Nm"), straight(1 / 3, "Nf"), straight(1 / 3, "Nn")],
+    "Nm": [straight(0.5, "the_m", "M"), straight(0.5, "a_m", "M")],
+    "Nf": [straight(0.5, "the_f", "F"), straight(0.5, "a_f", "F")],
+    "Nn": [straight(0.5, "the_n", "Nt"), straight(0.5, "a_n", "Nt")],
+    "V": WordClass("we", "wg"), "M": WordClass("em", "gm"), "F": WordClass("ef", "gf"),
+    "Nt": WordClass("en", "gn"),
+    "and": Word("and", "und"),
+    "the_m": Word("the", "der"), "the_f": Word("the", "die"), "the_n": Word("the", "das"),
+    "a_m": Word("a", "ein"), "a_f": Word("a", "eine"), "a_n": Word("a", "ein"),
+}
+
+GRAMMARS = {"svo_sov": SVO_SOV, "gender_conjugation": GENDER}
+
+
+def word_classes(grammar):
+    """The terminal-generating nonterminals, which share the vocabulary equally (§4.2)."""
+    return [name for name, entry in grammar.items() if isinstance(entry, WordClass)]
+
+
+class TooLong(Exception):
+    """A derivation outgrew its length budget (it would be rejected anyway)."""
+
+
+def derive(grammar, rng, class_size, max_len, symbol="A"):
+    """Sample a derivation tree of ``symbol``, each word class having ``class_size`` words.
+
+    A tree is (symbol, rule index, children) for a nonterminal, (symbol, k) for the k-th word of a
+    word class and (symbol,) for a fixed word. Raises ``TooLong`` as soon as it has more than
+    ``max_len`` words, so that a long derivation costs no more than the budget.
+    """
+    # One uniform draw per choice, through cumulative probabilities: rng.choice costs ten times more.
+    cumulative = {sym: np.cumsum([rule.prob for rule in entry]) for sym, entry in grammar.items()
+                  if isinstance(entry, list)}
+    words = [0]
+
+    def grow(sym):
+        entry = grammar[sym]
+        if isinstance(entry, (Word, WordClass)):
+            words[0] += 1
+            if words[0] > max_len:
+                raise TooLong
+            return (sym, 1 + int(rng.random() * class_size)) if isinstance(entry, WordClass) else (sym,)
+        index = min(bisect.bisect(cumulative[sym], rng.random() * cumulative[sym][-1]), len(entry) - 1)
+        return sym, index, [grow(child) for child in entry[index].source]
+
+    return grow(symbol)
+
+
+def yields(grammar, tree):
+    """The (source words, target words) of a derivation tree."""
+    entry = grammar[tree[0]]
+    if isinstance(entry, WordClass):
+        return [f"{entry.source}{tree[1]}"], [f"{entry.target}{tree[1]}"]
+    if isinstance(entry, Word):
+        return [entry.source], [entry.target]
+    parts = [yields(grammar, child) for child in tree[2]]
+    source = [w for src, _ in parts for w in src]
+    target = [w for i in entry[tree[1]].order for w in parts[i][1]]
+    return source, target

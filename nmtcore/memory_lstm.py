@@ -1,0 +1,111 @@
+"""An LSTM that controls a neural Stack, Queue or DeQue (Grefenstette et al. 2015, §3.4, Figure 1c).
+
+At step t the LSTM reads [x_t; r_{t-1}] (for the deque, both reads). From its output o'_t:
+
+    d_t = sigmoid(W_d o'_t + b_d)   push strengths, one per head
+    u_t = sigmoid(W_u o'_t + b_u)   pop strengths, one per head
+    v_t = tanh(W_v o'_t + b_v)      values, one per head
+    o_t = tanh(W_o o'_t + b_o)      the layer's output
+
+(d_t, u_t, v_t) drive the memory, whose read r_t is fed back at t+1. As in the paper, the initial
+LSTM state is trained (initialised randomly), while r_0 and the empty memory are zeros.
+
+The pop bias b_u starts at ``pop_bias`` (negative), so that an untrained controller pops little
+and what it pushes survives long enough for the gradient to learn to use it. The paper refers to
+its supplementary Appendix B for this; the copy of the paper the project has stops at §6 without
+the appendices, so the default -1 (u_0 = sigmoid(-1) = 0.27) is our choice, not the paper's
+figure: set ``pop_bias`` to the paper's value when it is known.
+"""
+
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from nmtcore.lstm import StackedLSTM
+from nmtcore.memories import Memory, MemoryState
+
+
+class ControllerState(NamedTuple):
+    """The recurrent state H_t of §3.4: LSTM state [(h, c)], last reads (B, H * m), memory."""
+
+    lstm: list
+    read: tf.Tensor
+    memory: MemoryState
+
+
+class MemoryLSTM(tf.keras.layers.Layer):
+    """One LSTM layer of ``units`` with a memory of kind ``kind`` ("stack", "queue", "deque") whose
+    values have ``memory_width`` units (the paper's "embedding size" m, 256 in §4.4); outputs have
+    ``output_size`` units (default ``units``)."""
+
+    def __init__(self, units, memory_width, kind="stack", output_size=None, pop_bias=-1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.units, self.memory_width = units, memory_width
+        self.output_size = output_size or units
+        self.memory = Memory(kind)
+        heads = len(self.memory.heads)
+        self.lstm = StackedLSTM(units, 1)
+        self.push = tf.keras.layers.Dense(heads, activation="sigmoid", name="push")
+        self.pop = tf.keras.layers.Dense(heads, activation="sigmoid", name="pop",
+                                         bias_initializer=tf.keras.initializers.Constant(pop_bias))
+        self.value = tf.keras.layers.Dense(heads * memory_width, activation="tanh", name="value")
+        self.out = tf.keras.layers.Dense(self.output_size, activation="tanh", name="output")
+
+    @property
+    def read_size(self):
+        return len(self.memory.heads) * self.memory_width
+
+    def build(self, input_shape):
+        in_dim = int(input_shape[-1])
+        self.lstm.build(tf.TensorShape([None, None, in_dim + self.read_size]))
+        for dense in (self.push, self.pop, self.value, self.out):
+            dense.build(tf.TensorShape([None, self.units]))
+        self.initial_h = self.add_weight("initial_h", [self.units], initializer="random_normal")
+        self.initial_c = self.add_weight("initial_c", [self.units], initializer="random_normal")
+        super().build(input_shape)
+
+    def initial_state(self, batch, capacity):
+        """H_0 for ``batch`` sequences with room in the memory for ``capacity`` steps."""
+        h, c = (tf.tile(w[None, :], [batch, 1]) for w in (self.initial_h, self.initial_c))
+        return ControllerState([(h, c)], tf.zeros([batch, self.read_size]),
+                               self.memory.initial_state(batch, capacity, self.memory_width))
+
+    def step(self, x, state):
+        """One step (for greedy generation): x (B, E) -> (o_t (B, output_size), H_t). The layer
+        must be built (called once, or ``build((None, E))``) and ``state`` made by
+        ``initial_state`` with room for every step to come."""
+        controller_out, lstm_state = self.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
+        heads = len(self.memory.heads)
+        values = tf.reshape(self.value(controller_out), [-1, heads, self.memory_width])
+        memory, reads = self.memory.step(state.memory, self.push(controller_out), self.pop(controller_out), values)
+        read = tf.reshape(reads, [-1, self.read_size])
+        return self.out(controller_out), ControllerState(lstm_state, read, memory)
+
+    def call(self, inputs, mask=None, initial_state=None):
+        """Run over whole sequences: inputs (B, T, E), mask (B, T) bool where False steps (padding)
+        leave the state unchanged; ``initial_state`` (default: ``initial_state(B, T)``) must have
+        room for T more steps. Returns (outputs (B, T, output_size), final state)."""
+        batch, steps = tf.shape(inputs)[0], tf.shape(inputs)[1]
+        state = initial_state if initial_state is not None else self.initial_state(batch, steps)
+        time_major = tf.transpose(inputs, [1, 0, 2])
+        time_mask = tf.ones([steps, batch], tf.bool) if mask is None else tf.transpose(mask)
+
+        # A while loop rather than tf.scan: scan would stack the state of every step, and the
+        # memory alone is (B, T, m) per step.
+        def body(t, state, outputs):
+            output, new = self.step(time_major[t], state)
+            return t + 1, _where(time_mask[t], new, state), outputs.write(t, output)
+
+        outputs = tf.TensorArray(inputs.dtype, size=steps)
+        _, final, outputs = tf.while_loop(lambda t, *_: t < steps, body, (tf.constant(0), state, outputs))
+        return tf.transpose(outputs.stack(), [1, 0, 2]), final
+
+def _where(keep, new, old):
+    """``new`` for the sequences where ``keep`` (B,) is True, ``old`` elsewhere; the memory's step
+    counter (shared by the batch) always advances, which only leaves an empty row behind."""
+    def choose(n, o):
+        if n.shape.rank == 0:
+            return n
+        return tf.where(tf.reshape(keep, [-1] + [1] * (n.shape.rank - 1)), n, o)
+
+    return tf.nest.map_structure(choose, new, old)

@@ -1,0 +1,81 @@
+"""The memory-controlling LSTM of Grefenstette et al. 2015 §3.4."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from nmtcore.memory_lstm import MemoryLSTM
+
+
+@pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
+def test_step_by_step_equals_whole_sequence(kind):
+    tf.random.set_seed(0)
+    layer = MemoryLSTM(6, 4, kind=kind, output_size=5)
+    x = tf.random.normal([3, 5, 7])
+    outputs, final = layer(x)
+    state = layer.initial_state(3, 5)
+    for t in range(5):
+        out, state = layer.step(x[:, t], state)
+        np.testing.assert_allclose(out.numpy(), outputs[:, t].numpy(), atol=1e-5)
+    np.testing.assert_allclose(state.read.numpy(), final.read.numpy(), atol=1e-5)
+
+
+def test_the_controller_reads_the_input_and_every_read():
+    # Deque: two reads of memory_width concatenated to the input (§3.4, last paragraph).
+    layer = MemoryLSTM(6, 4, kind="deque")
+    layer(tf.zeros([1, 2, 7]))
+    assert layer.lstm.kernels[0].shape == (7 + 2 * 4, 4 * 6)
+    assert layer.push.kernel.shape == layer.pop.kernel.shape == (6, 2)
+
+
+@pytest.mark.parametrize("kind, row", [("stack", -1), ("queue", 0)])
+def test_a_controller_that_always_pushes_and_never_pops_reads_the_top_or_the_front(kind, row):
+    # d = sigmoid(30) = 1 and u = sigmoid(-30) = 0 whatever the input: the memory then holds every
+    # v_t with strength 1, so the stack reads the latest value and the queue the first one.
+    tf.random.set_seed(2)
+    layer = MemoryLSTM(5, 3, kind=kind, pop_bias=-30.0)
+    layer(tf.zeros([1, 1, 2]))
+    layer.push.kernel.assign(tf.zeros_like(layer.push.kernel))
+    layer.push.bias.assign([30.0])
+    layer.pop.kernel.assign(tf.zeros_like(layer.pop.kernel))
+    state = layer.initial_state(2, 4)
+    for t in range(4):
+        _, state = layer.step(tf.random.normal([2, 2]), state)
+        written = state.memory.values[:, : t + 1]
+        np.testing.assert_allclose(state.read.numpy(), written[:, row].numpy(), atol=1e-6)
+
+
+def test_pop_bias_starts_at_the_given_value_and_other_biases_at_zero():
+    layer = MemoryLSTM(6, 4, pop_bias=-2.5)
+    layer(tf.zeros([1, 2, 3]))
+    np.testing.assert_array_equal(layer.pop.bias.numpy(), [-2.5])
+    assert not layer.push.bias.numpy().any() and not layer.value.bias.numpy().any()
+
+
+def test_padding_leaves_the_state_of_the_last_real_step():
+    tf.random.set_seed(1)
+    layer = MemoryLSTM(4, 3, kind="queue")
+    x = tf.random.normal([1, 6, 2])
+    short_out, short = layer(x[:, :4])
+    padded_out, padded = layer(x, mask=tf.constant([[True] * 4 + [False] * 2]))
+    np.testing.assert_allclose(padded_out[:, :4].numpy(), short_out.numpy(), atol=1e-6)
+    np.testing.assert_allclose(padded.read.numpy(), short.read.numpy(), atol=1e-6)
+    for a, b in zip(tf.nest.flatten(padded.lstm), tf.nest.flatten(short.lstm)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+
+
+def test_one_traced_function_runs_any_length_and_trains_every_weight():
+    layer = MemoryLSTM(4, 3, kind="stack")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 2])])
+    def loss_and_gradients(x):
+        with tf.GradientTape() as tape:
+            outputs, _ = layer(x)
+            loss = tf.reduce_sum(outputs ** 2)
+        return loss, tape.gradient(loss, layer.trainable_variables)
+
+    for steps in (3, 7):
+        _, gradients = loss_and_gradients(tf.random.normal([2, steps, 2]))
+        assert all(g is not None and np.isfinite(g.numpy()).all() for g in gradients)
+    # Trainable: the LSTM, the four projections and the initial LSTM state (h0, c0).
+    assert len(layer.trainable_variables) == 3 + 4 * 2 + 2
