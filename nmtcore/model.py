@@ -2,7 +2,7 @@
 
 A model is its variables and the functions of them that differ between models; everything
 around it is shared and lives elsewhere: the optimisers, training step, data order and
-training noise (``nmtcore.training``), search, dev perplexity and evaluation batches
+training noise (``nmtcore.trainer``), search, dev perplexity and evaluation batches
 (``nmtcore.translator``), data reading and scoring (``nmtcore.tasks``). A model implements:
 
 - ``sentence_losses(batch, kind, rng)``: per-sentence training losses and extra terms;

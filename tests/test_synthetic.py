@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from nmtcore import itg, synthetic
 from nmtcore.data import read_sentences
 from nmtcore.errors import UserError
-from nmtcore.sequence_metrics import coarse_accuracy, fine_accuracy
+from nmtcore.metrics import coarse_accuracy, fine_accuracy
 
 # Examples generate whole corpora: the machine's load, not the program, decides how long they take.
 no_deadline = settings(deadline=None)
