@@ -47,6 +47,13 @@ class ModelConfig:
     # Dropout 1 would drop every input.
     dropout: float = option(0.0, "dropout on every LSTM layer's inputs", 0, 1, high_open=True)
     sigma: float = option(0.0, "PB noise std", 0, 1e3)
+    amortize: str = option(
+        "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "
+        "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "
+        "differentiable steps refine it, in training as at test time); learned (one learned PB, refined so)",
+        choices=("none", "encoder", "learned"), legacy="none")
+    refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
+                                          "(learned)", 0, 1e3, low_open=True, legacy=0.1)
 
     def __post_init__(self):
         if self.autoencode:  # one model is A and B, so there is one PB table
@@ -71,10 +78,19 @@ class TrainingConfig:
     double_shared_updates: bool = option(
         False, "as the thesis's code: a variable A and B share (the hard-bound PB table; every weight under "
         "--autoencode) gets two LazyAdam updates per step", legacy=False)
+    pb_prior: float = option(0.0, "Gaussian prior on PBs: adds pb_prior * ||p||^2 / 2 to each sentence's loss "
+                                  "in training and in recognition (MAP recognition)", 0, 1e6, legacy=0.0)
+    refine_gradient: str = option("full", "--amortize: full (differentiate through the refinement steps) or "
+                                          "stop (treat each step's gradient as a constant: cheaper)",
+                                  choices=("full", "stop"), legacy="full")
+    encoder_binding: float = option(0.0, "--amortize=encoder: beta of beta * ||E_A(a) - E_B(b)||^2 / 2, which "
+                                         "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0)
+    p0_loss: float = option(0.0, "--amortize: weight of B's loss from the unrefined proposal, L_B(b | p0)", 0, 1e6,
+                            legacy=0.0)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
-    monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never)", 0, 1e6,
+    monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never; not saved)", 0, 1e6,
                                 saved=False)
-    monitor_sentences: int = option(100, "dev sentences the monitoring BLEU uses", 1, 1e8, saved=False)
+    monitor_sentences: int = option(100, "dev sentences the monitoring BLEU uses (not saved)", 1, 1e8, saved=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +110,8 @@ class InferenceConfig:
         None, "clip each sentence's recognition gradient to this L2 norm (default: --gradient_clip)", 0, 1e9,
         low_open=True, legacy=None)
     test_batch_size: int = option(256, "sentences translated at once", 1, 1e6)
+    refine_steps: int = option(0, "--amortize: refinement steps of the proposed PB (training uses the saved "
+                                  "value; a test may run others)", 0, 1000, legacy=0)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,6 +34,7 @@ class RecognitionSettings:
     epsilon: float
     grad_threshold: float
     clip: float
+    prior: float = 0.0  # MAP recognition: adds prior * ||p||^2 / 2 to each sentence's loss
 
     @classmethod
     def from_config(cls, config):
@@ -41,7 +42,7 @@ class RecognitionSettings:
         it existed) clips at --gradient_clip."""
         t, i = config.training, config.inference
         return cls(t.pb_learning_rate, i.max_recog_epochs, i.recog_stop, i.recog_patience, i.recog_epsilon,
-                   i.recog_grad_threshold, i.recog_clip or t.gradient_clip)
+                   i.recog_grad_threshold, i.recog_clip or t.gradient_clip, t.pb_prior)
 
 
 def recognize(language_model, seq, settings, record=False):
@@ -64,6 +65,8 @@ def recognize(language_model, seq, settings, record=False):
         with tf.GradientTape() as tape:
             tape.watch(pb)
             ce, _ = language_model.sentence_losses(seq, pb)
+            if s.prior:
+                ce += s.prior * 0.5 * tf.reduce_sum(tf.square(pb), axis=1)
             total = tf.reduce_sum(ce)
         return ce, tape.gradient(total, pb)
 

@@ -81,6 +81,8 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     (["--query=hi", "--recog_clip=0"], "--recog_clip=0.0: must be > 0"),
     (["--do_training", "--dropout=1"], "--dropout=1.0: must be below 1"),
     (["--do_training", "--p_mono=1"], "--p_mono=1.0: must be below 1"),
+    (["--query=hi", "--refine_steps=-1"], "--refine_steps=-1: must be >= 0"),
+    (["--do_training", "--amortize=tables"], "argument --amortize: invalid choice: 'tables'"),
     (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
     (["--do_testing"], "--do_testing needs --test_set"),
     (["--units=8"], "nothing to do"),

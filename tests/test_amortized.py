@@ -1,0 +1,128 @@
+"""--amortize, --refine_steps and --pb_prior: the bound model trained on the path it translates by.
+
+The thesis's configuration is pinned first: these options must leave it as it was.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from nmtcore.data import make_dataset
+from nmtcore.trainer import Trainer
+from nmtcore.vocabulary import Vocabulary
+from rnnpb import BoundRNNPB
+
+from helpers import tiny_config, translator_of
+
+VOCAB = Vocabulary([f"w{i}" for i in range(30)])
+
+
+def corpus(n, seed=0):
+    """Random sentences and their reversals: a pair's target is a function of its source."""
+    rng = np.random.default_rng(seed)
+    src = [rng.integers(4, 34, rng.integers(2, 8)).astype(np.int32) for _ in range(n)]
+    end = np.array([2], np.int32)
+    return [np.concatenate([s, end]) for s in src], [np.concatenate([s[::-1], end]) for s in src]
+
+
+def build(**changes):
+    tf.keras.utils.set_random_seed(0)
+    return BoundRNNPB(tiny_config(**{"model": "rnnpbnmt", "num_train": 16, **changes}), VOCAB, VOCAB)
+
+
+def batch_of(src, tgt):
+    return next(iter(make_dataset(src, tgt, batch_size=len(src))))
+
+
+@pytest.mark.parametrize("changes, loss, first_steps", [
+    # From commit 78903fa (before these options existed), with the same model, batch and seed.
+    ({}, 725.8824081420898, (101.3105697631836, 99.29159545898438)),
+    ({"bind_hard": True, "double_shared_updates": True}, 666.5185546875, (41.65740966796875, 41.581817626953125)),
+])
+def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_steps):
+    rng = np.random.default_rng(0)
+    src = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(16)]
+    tgt = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(16)]
+    model = build(**changes)
+    model.pbs.a.assign(tf.random.stateless_normal(model.pbs.a.shape, [1, 2]))
+    batch = batch_of(src, tgt)
+    per, extra, _ = model.sentence_losses(batch, "parallel")
+    assert float(tf.reduce_sum(per)) + float(extra) == pytest.approx(loss, rel=1e-5)
+    trainer = Trainer(model)
+    trainer.dataset("parallel", src, tgt)
+    trainer.start_epoch(1)
+    steps = [float(trainer.train_step(batch)["loss"]) for _ in range(2)]
+    assert steps == pytest.approx(list(first_steps), rel=1e-5)
+
+
+@pytest.mark.parametrize("changes", [
+    {"amortize": "encoder", "refine_steps": 2},
+    {"amortize": "encoder", "refine_steps": 2, "refine_gradient": "stop", "encoder_binding": 1.0, "p0_loss": 0.5},
+    {"amortize": "learned", "refine_steps": 2},
+    {"pb_prior": 0.1},
+])
+def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
+    src, tgt = corpus(64)
+    trainer = Trainer(build(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
+                            embedding_size=8, units=16, **changes))
+    translator = translator_of(trainer.model)
+    before = translator.dev_perplexity(src[:16], tgt[:16])
+    for epoch in range(4):
+        for batch in trainer.dataset("parallel", src, tgt, epoch):
+            terms = trainer.train_step(batch)
+    assert np.isfinite(float(terms["loss"]))
+    assert translator.dev_perplexity(src[:16], tgt[:16]) < 0.9 * before
+
+
+def b_loss_after_refinement(model, batch):
+    """B's loss of the targets from the sources' refined PBs: A's weights reach it only through the steps."""
+    _, pb = model.propose_and_refine(batch["src"])
+    return tf.reduce_sum(model.lm_b.sentence_losses(batch["tgt"], pb)[0])
+
+
+@pytest.mark.parametrize("refine_gradient", ["full", "stop"])
+def test_gradients_flow_through_the_unrolled_steps(refine_gradient):
+    model = build(amortize="encoder", refine_steps=3, refine_step_size=0.5, refine_gradient=refine_gradient,
+                  num_PB=4, embedding_size=8, units=8, num_layers=1)
+    batch = batch_of(*corpus(4))
+    kernel = model.lm_a.output_layer.kernel
+    with tf.GradientTape() as tape:
+        loss = b_loss_after_refinement(model, batch)
+    grad = tape.gradient(loss, kernel)
+    direction = tf.random.stateless_normal(kernel.shape, [3, 4])
+    eps, original = 1e-2, kernel.numpy()
+    values = []
+    for sign in (1, -1):
+        kernel.assign(original + sign * eps * direction)
+        values.append(float(b_loss_after_refinement(model, batch)))
+    kernel.assign(original)
+    numeric = (values[0] - values[1]) / (2 * eps)
+    assert abs(numeric) > 1e-3  # A's weights do change B's loss, through the refined PB
+    if refine_gradient == "full":
+        assert float(tf.reduce_sum(grad * direction)) == pytest.approx(numeric, rel=2e-2)
+    else:  # the cheap variant treats each step's gradient as a constant: no path from A's weights
+        assert grad is None
+
+
+def test_refinement_steps_lower_the_source_loss_and_zero_steps_is_the_proposal():
+    model = build(amortize="encoder", refine_steps=5, refine_step_size=0.5)
+    src, _ = corpus(8)
+    seq = batch_of(src, src)["src"]
+    p0, refined = model.propose_and_refine(seq)
+    _, unrefined = model.propose_and_refine(seq, steps=0)
+    np.testing.assert_array_equal(unrefined.numpy(), p0.numpy())
+    loss = lambda pb: model.lm_a.sentence_losses(seq, pb)[0].numpy()  # noqa: E731
+    assert np.all(loss(refined) < loss(p0))
+    recognised = model.recognize(seq)
+    np.testing.assert_allclose(recognised["pb"].numpy(), refined.numpy(), atol=1e-6)
+    assert set(recognised["iterations"].numpy()) == {5}
+
+
+def test_map_recognition_keeps_pbs_closer_to_zero():
+    src, _ = corpus(8)
+    seq = batch_of(src, src)["src"]
+    norms = []
+    for prior in (0.0, 1.0):
+        model = build(pb_prior=prior, max_recog_epochs=50, recog_stop="fixed", pb_learning_rate=0.1)
+        norms.append(np.linalg.norm(model.recognize(seq)["pb"].numpy(), axis=1))
+    assert np.all(norms[1] < norms[0])
