@@ -17,9 +17,11 @@ READ_ERRORS = (tf.errors.OpError, AssertionError, ValueError, IndexError)
 
 def read(checkpoint, path, purpose):
     """Restore ``checkpoint`` (a tf.train.Checkpoint) from ``path`` with every existing object
-    matched; returns the load status. ``purpose`` completes "cannot ..." in the error."""
+    matched; returns the load status. Values it does not use (a state's ``save_counter``, the
+    optimiser slots when only weights are wanted) are expected: TensorFlow would warn of them at
+    exit. ``purpose`` completes "cannot ..." in the error."""
     try:
-        return checkpoint.read(path).assert_existing_objects_matched()
+        return checkpoint.read(path).assert_existing_objects_matched().expect_partial()
     except READ_ERRORS as e:
         raise UserError(f"{path}: cannot {purpose} ({str(e).split(chr(10))[0]})") from None
 
@@ -74,7 +76,7 @@ class RunCheckpoints:
                 raise UserError(f"{self.best_dir}: no saved weights "
                                 "(training never finished an epoch, or best/checkpoint is damaged)")
             try:
-                read(tf.train.Checkpoint(model=self.model), name, "restore weights").expect_partial()
+                read(tf.train.Checkpoint(model=self.model), name, "restore weights")
                 return
             except UserError:
                 if name == failed:
