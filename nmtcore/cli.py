@@ -103,9 +103,9 @@ def run(models, tasks, args):
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
-    if args.do_testing:  # before training, not hours into it
-        for name in prediction.OUTPUTS:
-            files.check_writable(os.path.join(args.working_dir, name))
+    outputs = (prediction.OUTPUTS if args.do_testing else ()) + (analysis.OUTPUTS if args.analyze else ())
+    for name in outputs:  # before training or translating, not hours into it
+        files.check_writable(os.path.join(args.working_dir, name))
     if args.do_training:
         train_command(models, tasks, given, args)
     if args.do_testing or args.analyze or args.query is not None:

@@ -57,8 +57,10 @@ def check_writable(path):
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise UserError(f"{path}: cannot write (not writable)")
     parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.isdir(parent):
+    while not os.path.exists(parent):
         parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise UserError(f"{path}: cannot write ({parent} is a file)")
     try:
         tempfile.TemporaryFile(dir=parent).close()
     except OSError as e:

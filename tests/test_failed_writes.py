@@ -95,14 +95,17 @@ def test_an_unwritable_working_dir_is_refused_before_training(demo_data, read_on
     assert error == f"error: --working_dir={wd}: cannot write there (Read-only file system)\n"
 
 
-def test_unwritable_test_outputs_are_refused_before_testing_or_training(demo_data, tmp_path):
-    """A directory where test_trans.txt goes (a trick that stops root too)."""
+def test_unwritable_outputs_are_refused_before_testing_analysing_or_training(demo_data, tmp_path):
+    """A directory where test_trans.txt goes, a file where analysis/ goes (tricks that stop root too)."""
     untrained_working_dir(tmp_path, demo_data, model="encdec")
     (tmp_path / "test_trans.txt").mkdir()
+    (tmp_path / "analysis").write_text("")
     testing = ["--do_testing", f"--test_set={demo_data}/test.en"]
     error = one_line_error(run_nmt(*testing, f"--working_dir={tmp_path}", check=False))
     assert error == f"error: {tmp_path}/test_trans.txt: cannot write (a directory is in the way)\n"
     assert not (tmp_path / "testing_stats.json").exists()
+    error = one_line_error(run_nmt("--analyze", f"--working_dir={tmp_path}", check=False))
+    assert error == f"error: {tmp_path}/analysis/summary.json: cannot write ({tmp_path}/analysis is a file)\n"
     new = tmp_path / "new"
     (new / "test_trans.txt").mkdir(parents=True)
     error = one_line_error(run_nmt(*train_args(demo_data, new, *SMALL), *testing, check=False))
