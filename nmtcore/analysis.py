@@ -12,9 +12,10 @@ import numpy as np
 from nmtcore import plots
 from nmtcore.data import read_sentences
 from nmtcore.errors import UserError
-from nmtcore.files import write_json
+from nmtcore.files import write_json, write_text
 from nmtcore.training import load_stats
 
+OUTPUTS = (os.path.join("analysis", "summary.json"),)  # in the working directory; the figures go beside it
 SENTENCES = 10  # translations shown, and sentences in the PB figures (as in the thesis)
 TRAIN_SAMPLE = 100  # training sentences recognised for the trained-vs-recognised distance
 
@@ -44,8 +45,7 @@ def analyze(translator, task, working_dir, test_set=None, test_ref=None, log=pri
                "translations": [{"source": " ".join(s), "reference": " ".join(r) if r else None,
                                  "translation": " ".join(h)} for (s, r), h in zip(test_pairs, hypotheses)]}
     write_json(os.path.join(out_dir, "summary.json"), summary)
-    with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
-        f.write(markdown(summary))
+    write_text(os.path.join(out_dir, "summary.md"), markdown(summary))
     log(f"analysis of {working_dir}: {len(figures)} figures and a summary in {out_dir}")
     return summary
 

@@ -1,11 +1,14 @@
 """A run's checkpoints: the best dev epoch's weights (``best/``) and the last finished epoch's
-whole training state (``state/``), read so that a damaged or mismatched one is a one-line UserError."""
+whole training state (``state/``), read so that a damaged or mismatched one is a one-line UserError,
+and written so that a failed save (a full disk) is one too, leaving the previous checkpoint in place."""
 
 import os
+import re
 
 import tensorflow as tf
 
 from nmtcore.errors import UserError
+from nmtcore.files import writing
 
 # What a missing, truncated, garbled or other-shaped checkpoint raises (a truncated data file
 # gives an IndexError from TensorFlow's reader).
@@ -14,9 +17,11 @@ READ_ERRORS = (tf.errors.OpError, AssertionError, ValueError, IndexError)
 
 def read(checkpoint, path, purpose):
     """Restore ``checkpoint`` (a tf.train.Checkpoint) from ``path`` with every existing object
-    matched; returns the load status. ``purpose`` completes "cannot ..." in the error."""
+    matched; returns the load status. Values it does not use (a state's ``save_counter``, the
+    optimiser slots when only weights are wanted) are expected: TensorFlow would warn of them at
+    exit. ``purpose`` completes "cannot ..." in the error."""
     try:
-        return checkpoint.read(path).assert_existing_objects_matched()
+        return checkpoint.read(path).assert_existing_objects_matched().expect_partial()
     except READ_ERRORS as e:
         raise UserError(f"{path}: cannot {purpose} ({str(e).split(chr(10))[0]})") from None
 
@@ -45,11 +50,11 @@ class RunCheckpoints:
         return self._state_manager
 
     def save_best(self, epoch):
-        self._best().save(checkpoint_number=epoch)
+        save(self._best(), epoch)
 
     def save_state(self, epoch):
         """Save the whole training state; returns the checkpoint's name within ``state/``."""
-        return os.path.basename(self._states().save(checkpoint_number=epoch))
+        return os.path.basename(save(self._states(), epoch))
 
     def restore_state(self, name):
         """Restore the training state saved as ``name`` (by name within this run's ``state/``: a
@@ -57,9 +62,42 @@ class RunCheckpoints:
         read(self._state, os.path.join(self.state_dir, os.path.basename(name)), "resume")
 
     def restore_best(self):
-        """Restore the best epoch's weights into the model (optimiser slots are not needed)."""
-        checkpoint = tf.train.latest_checkpoint(self.best_dir)
-        if checkpoint is None:
-            raise UserError(f"{self.best_dir}: no saved weights "
-                            "(training never finished an epoch, or best/checkpoint is damaged)")
-        read(tf.train.Checkpoint(model=self.model), checkpoint, "restore weights").expect_partial()
+        """Restore the best epoch's weights into the model (optimiser slots are not needed).
+
+        A run being trained may replace its best checkpoint meanwhile: the manager writes the
+        new one whole, then names it in ``best/checkpoint``, then deletes the old one, which this
+        may have been about to read. A read that fails is therefore tried again with the checkpoint
+        the index names then (a newer, complete one); one that fails twice is damaged.
+        """
+        failed = None
+        while True:
+            name = self._best_name()
+            if name is None:
+                raise UserError(f"{self.best_dir}: no saved weights "
+                                "(training never finished an epoch, or best/checkpoint is damaged)")
+            try:
+                read(tf.train.Checkpoint(model=self.model), name, "restore weights")
+                return
+            except UserError:
+                if name == failed:
+                    raise
+                failed = name
+
+    def _best_name(self):
+        """The checkpoint ``best/checkpoint`` names, within ``best/`` (the directory may have been
+        moved), or None. Read here in one go: TensorFlow's reader can see the index half-replaced
+        while a save replaces it (a parse error, then no checkpoint at all)."""
+        try:
+            with open(os.path.join(self.best_dir, "checkpoint"), encoding="utf-8") as f:
+                found = re.search(r'^model_checkpoint_path: "([^"]+)"', f.read(), re.M)
+        except (OSError, UnicodeDecodeError):
+            return None
+        return os.path.join(self.best_dir, os.path.basename(found.group(1))) if found else None
+
+
+def save(manager, epoch):
+    """Save a checkpoint as number ``epoch``; returns its path. A save is nothing but writing
+    files, so any TensorFlow error in it is a failed write (a full disk raises ResourceExhaustedError);
+    the manager names the new checkpoint, and deletes old ones, only once it is whole."""
+    with writing(os.path.join(manager.directory, f"ckpt-{epoch}"), (OSError, tf.errors.OpError)):
+        return manager.save(checkpoint_number=epoch)

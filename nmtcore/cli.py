@@ -5,12 +5,13 @@ values are errors; a UserError or OSError anywhere becomes one line on stderr an
 """
 
 import argparse
+import contextlib
 import os
 import sys
 
 import tensorflow as tf
 
-from nmtcore import analysis, config as config_lib, interrupts, parallel, prediction, training, workdir
+from nmtcore import analysis, config as config_lib, files, interrupts, lock, parallel, prediction, training, workdir
 from nmtcore.config import Config, DataConfig
 from nmtcore.errors import UserError
 from nmtcore.trainer import Trainer
@@ -102,6 +103,9 @@ def run(models, tasks, args):
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
+    outputs = (prediction.OUTPUTS if args.do_testing else ()) + (analysis.OUTPUTS if args.analyze else ())
+    for name in outputs:  # before training or translating, not hours into it
+        files.check_writable(os.path.join(args.working_dir, name))
     if args.do_training:
         train_command(models, tasks, given, args)
     if args.do_testing or args.analyze or args.query is not None:
@@ -141,24 +145,29 @@ def train_command(models, tasks, given, args):
     task = tasks[config.data.task]()
     strategy = _strategy(args.distribute)  # first: a multi-worker strategy must precede other TF work
     working_dir = workdir.for_worker(args.working_dir, strategy)
-    start_over = args.start_over and workdir.is_trained(working_dir)
-    resuming = workdir.is_trained(working_dir) and not start_over
-    if resuming:
-        config = check_resumable(working_dir, models, config).replace(
-            max_epochs=config.training.max_epochs, **_unsaved(given))
-    corpus = task.load_corpus(given, config, workdir.load_vocabularies(working_dir) if resuming else None)
-    config = config.replace(**task.derived(given, corpus))
-    if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
-        print(f"--start_over: the previous run is now {workdir.set_aside(working_dir)}")
-    tf.keras.utils.set_random_seed(config.training.seed)  # initialisation (epochs seed their own draws)
-    with strategy.scope():
-        model = models[config.model.model](config, corpus.vocab1, corpus.vocab2)
-        trainer = Trainer(model)
-    workdir.save_setup(working_dir, config, corpus.vocab1, corpus.vocab2)
-    if not resuming:
-        print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {working_dir}")
-    with interrupts.safe_points(), strategy.scope():
-        training.train(trainer, corpus, working_dir)
+    # Locked before anything is read, written or moved; a directory that --start_over renames away
+    # takes its held lock along, and the new one is locked too before it is written.
+    with contextlib.ExitStack() as locks:
+        locks.enter_context(lock.exclusive(working_dir))
+        start_over = args.start_over and workdir.is_trained(working_dir)
+        resuming = workdir.is_trained(working_dir) and not start_over
+        if resuming:
+            config = check_resumable(working_dir, models, config).replace(
+                max_epochs=config.training.max_epochs, **_unsaved(given))
+        corpus = task.load_corpus(given, config, workdir.load_vocabularies(working_dir) if resuming else None)
+        config = config.replace(**task.derived(given, corpus))
+        if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
+            print(f"--start_over: the previous run is now {workdir.set_aside(working_dir)}")
+            locks.enter_context(lock.exclusive(working_dir))
+        tf.keras.utils.set_random_seed(config.training.seed)  # initialisation (epochs seed their own draws)
+        with strategy.scope():
+            model = models[config.model.model](config, corpus.vocab1, corpus.vocab2)
+            trainer = Trainer(model)
+        workdir.save_setup(working_dir, config, corpus.vocab1, corpus.vocab2)
+        if not resuming:
+            print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {working_dir}")
+        with interrupts.safe_points(), strategy.scope():
+            training.train(trainer, corpus, working_dir)
 
 
 def check_resumable(working_dir, models, config):

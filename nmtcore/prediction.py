@@ -4,7 +4,10 @@ import os
 import sys
 import time
 
-from nmtcore.files import write_json
+from nmtcore.files import write_json, write_text
+
+TRANSLATIONS, STATS = "test_trans.txt", "testing_stats.json"
+OUTPUTS = (TRANSLATIONS, STATS)  # --do_testing's files in the working directory
 
 
 def test(translator, task, test_set, working_dir, reference=None, reverse=False, log=print):
@@ -20,14 +23,13 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     hypotheses = translator.translate(sources, reverse=reverse, show_progress=True)
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
              "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B"}
-    with open(os.path.join(working_dir, "test_trans.txt"), "w", encoding="utf-8") as f:
-        f.writelines(" ".join(h) + "\n" for h in hypotheses)
+    write_text(os.path.join(working_dir, TRANSLATIONS), "".join(" ".join(h) + "\n" for h in hypotheses))
     if references is None:
         log(f"no reference found for {test_set} (looked for {reference}); translations written, no score")
     else:
         stats.update(reference=reference, **task.score(hypotheses, references, target_language))
         log(task.describe(stats))
-    write_json(os.path.join(working_dir, "testing_stats.json"), stats)
+    write_json(os.path.join(working_dir, STATS), stats)
     log(f"translated {len(sources)} sentences in {stats['testing_time']:.1f}s")
     return stats
 

@@ -4,6 +4,8 @@ import os
 
 import tensorflow as tf
 
+from nmtcore import files
+
 # training_stats.json names -> TensorBoard tags; ``mean_<term>`` rows become ``train/<term>``,
 # and names that already hold a "/" (``pb/...``, ``learning_rate/...``, ``monitor/...``) stay.
 TAGS = {"train_perplexity": "perplexity/train", "dev_perplexity": "perplexity/dev",
@@ -19,14 +21,21 @@ def tag(name):
 
 
 class Summaries:
-    """Writes one point per epoch for every number of the epoch's statistics row."""
+    """Writes one point per epoch for every number of the epoch's statistics row; a write that
+    fails (a full disk) is a UserError naming ``logs/``."""
 
     def __init__(self, working_dir):
-        self.writer = tf.summary.create_file_writer(os.path.join(working_dir, "logs"))
+        self.logdir = os.path.join(working_dir, "logs")
+        with self._writing():
+            self.writer = tf.summary.create_file_writer(self.logdir)
+
+    def _writing(self):
+        return files.writing(self.logdir, (OSError, tf.errors.OpError))
 
     def write_epoch(self, row):
-        with self.writer.as_default(step=row["epoch"]):
-            for name, value in row.items():
-                if tag(name) and isinstance(value, (int, float)):
-                    tf.summary.scalar(tag(name), value)
-        self.writer.flush()
+        with self._writing():
+            with self.writer.as_default(step=row["epoch"]):
+                for name, value in row.items():
+                    if tag(name) and isinstance(value, (int, float)):
+                        tf.summary.scalar(tag(name), value)
+            self.writer.flush()

@@ -71,14 +71,12 @@ def train(trainer, corpus, working_dir, log=print):
         improved = measured and row["dev_perplexity"] < best
         if improved:
             best = row["dev_perplexity"]
-            checkpoints.save_best(epoch)
             stats.update(best_epoch=epoch, best_dev_perplexity=best, waited=0)
         else:
             stats["waited"] += 1
         stats["epochs"].append(row)
         stats["total_seconds"] += row["seconds"]
-        stats["state_checkpoint"] = checkpoints.save_state(epoch)
-        write_json(os.path.join(working_dir, STATS), stats)
+        save_epoch(checkpoints, stats, working_dir, improved)
         summaries.write_epoch(row)
         log(epoch_line(row, improved))
         if stats["waited"] >= t.early_stopping_steps:
@@ -88,6 +86,25 @@ def train(trainer, corpus, working_dir, log=print):
     log(f"best epoch {stats['best_epoch']} (dev perplexity {stats['best_dev_perplexity']:.4f}), "
         f"{stats['total_seconds']:.0f}s of training in all")
     return stats
+
+
+def save_epoch(checkpoints, stats, working_dir, improved):
+    """Save the epoch just trained (the last row of ``stats``): its weights as the best if
+    ``improved``, its whole state, then the statistics naming that state.
+
+    In that order, a save that fails (a full disk) leaves training_stats.json naming the previous
+    epoch's complete state, which ``state/`` keeps beside the next; so it stops with a UserError
+    naming the file, and the same command resumes after the previous epoch.
+    """
+    epoch = stats["epochs"][-1]["epoch"]
+    try:
+        if improved:
+            checkpoints.save_best(epoch)
+        stats["state_checkpoint"] = checkpoints.save_state(epoch)
+        write_json(os.path.join(working_dir, STATS), stats)
+    except UserError as e:
+        raise UserError(f"{e}; epoch {epoch} was not saved: run the same command again, once the file can be "
+                        f"written, to resume after epoch {epoch - 1}") from None
 
 
 def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True):

@@ -4,6 +4,7 @@ import collections
 import os
 
 from nmtcore.errors import UserError
+from nmtcore.files import write_text
 
 PAD, START, END, UNK = "<pad>", "<start>", "<end>", "<unk>"
 SPECIALS = (PAD, START, END, UNK)
@@ -53,8 +54,7 @@ class Vocabulary:
         return words
 
     def save(self, path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(self.itos) + "\n")
+        write_text(path, "\n".join(self.itos) + "\n")
 
     @classmethod
     def load(cls, path):

@@ -8,6 +8,7 @@
     logs/                TensorBoard event files of training
     test_trans.txt testing_stats.json   written by --do_testing
     analysis/            written by --analyze
+    .lock                held by the training process (nmtcore/lock.py)
 """
 
 import json

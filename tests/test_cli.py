@@ -120,8 +120,9 @@ def test_a_file_as_working_dir_gives_a_one_line_error(tmp_path, demo_data):
 
 
 def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
-    before = {p: p.read_bytes() for p in trained_encdec.rglob("*") if p.is_file() and p.name != "test_trans.txt"
-              and p.name != "testing_stats.json"}
+    # Not --do_testing's outputs, nor the lock file, which names the last process that trained or tried to.
+    before = {p: p.read_bytes() for p in trained_encdec.rglob("*") if p.is_file()
+              and p.name not in ("test_trans.txt", "testing_stats.json", ".lock")}
     same = ["--model=encdec", "--reverse_source", "--max_epochs=4", "--learning_rate=0.01"]  # as the fixture
     proc = run_nmt(*train_args(demo_data, trained_encdec, *same), check=False)
     assert proc.returncode == 1 and "already holds a trained model" in proc.stderr
@@ -130,12 +131,17 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     assert {p: p.read_bytes() for p in before} == before
 
 
+def run_files(working_dir):
+    """Every file of a run, but the lock file: --start_over moves it along, naming the new process."""
+    return {p.relative_to(working_dir): p.read_bytes() for p in working_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+
+
 @pytest.mark.slow
 def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
     run_nmt(*train_args(demo_data, wd, *small))
-    old = {p.relative_to(wd): p.read_bytes() for p in wd.rglob("*") if p.is_file()}
+    old = run_files(wd)
     bad = [a if not a.startswith("--train_set2") else "--train_set2=missing.de" for a in train_args(demo_data, wd)]
     proc = run_nmt(*bad, *small, "--start_over", check=False)
     assert proc.returncode == 1 and "missing.de: no such file" in proc.stderr
@@ -143,7 +149,7 @@ def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
     proc = run_nmt(*train_args(demo_data, wd, *small, "--learning_rate=0.02"), "--start_over")
     assert f"the previous run is now {tmp_path / 'wd.previous-1'}" in proc.stdout
     kept = tmp_path / "wd.previous-1"
-    assert {p.relative_to(kept): p.read_bytes() for p in kept.rglob("*") if p.is_file()} == old
+    assert run_files(kept) == old
     assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02
 
 

@@ -58,6 +58,7 @@ def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_dat
     parts = train_args(demo_data, parts_dir, *FLAGS)
     status, _ = start_and_signal(parts, parts_dir, 1, signal.SIGKILL, tmp_path / "killed.log")
     assert status == -signal.SIGKILL
+    assert (parts_dir / ".lock").is_file()  # left behind, but its lock died with the process: no cleanup
     status, stderr = start_and_signal(parts, parts_dir, 2, signal.SIGTERM, tmp_path / "stopped.log")
     assert status == 130 and "Traceback" not in stderr, stderr
     assert "interrupted: run the same command again to resume" in stderr
@@ -87,3 +88,14 @@ def test_a_run_continues_past_its_epoch_cap_but_not_in_another_configuration(dem
     assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr
     other = run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=5", "--recog_clip=3"), check=False)
     assert other.returncode == 1 and "--recog_clip (was None, now 3.0)" in other.stderr
+
+
+def test_ctrl_c_stops_training_like_sigterm_and_it_resumes(demo_data, tmp_path):
+    """SIGINT, as a terminal's Ctrl-C sends it; small batches make the epoch it lands in long."""
+    wd = tmp_path / "wd"
+    args = train_args(demo_data, wd, "--model=encdec", "--seed=3", "--max_epochs=2", "--batch_size=8")
+    status, stderr = start_and_signal(args, wd, 1, signal.SIGINT, tmp_path / "interrupted.log")
+    assert status == 130 and "Traceback" not in stderr, stderr
+    assert stderr.endswith("interrupted: run the same command again to resume from the last finished epoch\n")
+    proc = run_nmt(*args)
+    assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout and epochs_done(wd) == 2

@@ -1,5 +1,7 @@
-"""The training loop's guards: a diverged loss, damaged statistics or state of an earlier run, a moved run."""
+"""The training loop's guards: a diverged loss, damaged statistics or state of an earlier run, a moved run,
+a failed write."""
 
+import errno
 import json
 import os
 import re
@@ -7,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from nmtcore import corpus as corpus_lib, training
+from nmtcore import corpus as corpus_lib, files, training
 from nmtcore.trainer import Trainer
 from nmtcore.errors import UserError
 
@@ -74,3 +76,24 @@ def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(
     # Early stopping after 2 epochs without improvement: at the latest two epochs past the best.
     assert len(stats["epochs"]) == min(5, stats["best_epoch"] + 2)
     assert stats["waited"] == len(stats["epochs"]) - stats["best_epoch"]
+
+
+def test_a_failed_statistics_write_keeps_the_last_epoch_resumable(setup, tmp_path, monkeypatch):
+    """A full disk injected through the project's own I/O layer: training_stats.json cannot be
+    written once epoch 2's state checkpoint is saved (tests/test_failed_writes.py fills a real disk)."""
+    make_trainer, corpus = setup
+    training.train(make_trainer(max_epochs=1), corpus, str(tmp_path), log=lambda _: None)
+    saved = (tmp_path / "training_stats.json").read_bytes()
+
+    def full_disk(path, obj):
+        raise files.cannot_write(path, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+
+    monkeypatch.setattr(training, "write_json", full_disk)
+    with pytest.raises(UserError, match=r"training_stats.json: cannot write \(No space left on device\); "
+                                        "epoch 2 was not saved: run the same command again"):
+        training.train(make_trainer(max_epochs=2), corpus, str(tmp_path), log=lambda _: None)
+    monkeypatch.undo()
+    assert (tmp_path / "training_stats.json").read_bytes() == saved
+    lines = []
+    stats = training.train(make_trainer(max_epochs=2), corpus, str(tmp_path), log=lines.append)
+    assert lines[0] == f"resuming {tmp_path} after epoch 1" and len(stats["epochs"]) == 2

@@ -1,0 +1,113 @@
+"""Full disks and unwritable places: refused before any work, or stopped with the last state kept.
+
+The full disk is a real one, a 4 MB tmpfs each test mounts (and always unmounts) for itself; the
+unwritable places are a read-only bind mount, and a directory where a file should go. Mounting
+needs root (tests run as root, where permission bits stop no write); elsewhere these tests skip.
+"""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from nmtcore import files
+from nmtcore.errors import UserError
+
+from helpers import run_nmt, train_args, untrained_working_dir
+
+SMALL = ["--model=encdec", "--seed=3"]
+
+
+def mount_or_skip(target, *commands):
+    """Run the mount ``commands`` (argument lists) on ``target``; skip the test if they fail."""
+    for command in commands:
+        proc = subprocess.run([*command, str(target)], capture_output=True, text=True)
+        if proc.returncode:
+            subprocess.run(["umount", str(target)], capture_output=True)
+            pytest.skip(f"cannot mount here ({' '.join(command)}: {proc.stderr.strip()})")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB file system of this test's own."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount_or_skip(disk, ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+    yield disk
+    subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A read-only view (bind mount) of ``tmp_path/ro``, and the directory under it to fill first."""
+    writable = tmp_path / "ro"
+    writable.mkdir()
+    mount_or_skip(writable, ["mount", "--bind", str(writable)], ["mount", "-o", "remount,bind,ro"])
+    yield writable
+    subprocess.run(["umount", "--lazy", str(writable)], check=True)
+
+
+def fill(disk, leave=0):
+    """Fill ``disk`` up to ``leave`` free bytes."""
+    stat = os.statvfs(disk)
+    with open(disk / "filler", "wb") as f:
+        f.write(bytes(max(stat.f_bavail * stat.f_frsize - leave, 0)))
+
+
+def one_line_error(proc):
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: ") and len(proc.stderr.splitlines()) == 1, proc.stderr
+    return proc.stderr
+
+
+def test_a_full_disk_keeps_the_old_json_file(small_disk):
+    path = small_disk / "stats.json"
+    files.write_json(path, {"epochs": [1]})
+    fill(small_disk)
+    with pytest.raises(UserError, match=rf"^{path}: cannot write \(No space left on device\)$"):
+        files.write_json(path, {"epochs": list(range(100_000))})
+    assert json.loads(path.read_text()) == {"epochs": [1]}
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "stats.json"]  # no temporary file left
+
+
+@pytest.mark.slow
+def test_a_full_disk_while_saving_an_epoch_keeps_the_last_one(demo_data, small_disk):
+    """Room for the run's small files (hyperparameters, vocabularies, lock), not for a checkpoint."""
+    wd = small_disk / "wd"
+    run_nmt(*train_args(demo_data, wd, *SMALL, "--max_epochs=1"))
+    stats = (wd / "training_stats.json").read_bytes()
+    fill(small_disk, leave=64 * 1024)
+    error = one_line_error(run_nmt(*train_args(demo_data, wd, *SMALL, "--max_epochs=2"), check=False))
+    assert error.startswith(f"error: {wd}/") and "/ckpt-2: cannot write (No space left on device); epoch 2 was not " \
+                                                  "saved: run the same command again" in error
+    assert (wd / "training_stats.json").read_bytes() == stats
+    (small_disk / "filler").unlink()
+    proc = run_nmt(*train_args(demo_data, wd, *SMALL, "--max_epochs=2"))
+    assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout
+    assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
+
+
+@pytest.mark.parametrize("inside", [".", "wd"], ids=["existing", "to_be_made"])
+def test_an_unwritable_working_dir_is_refused_before_training(demo_data, read_only, inside):
+    wd = os.path.normpath(read_only / inside)
+    error = one_line_error(run_nmt(*train_args(demo_data, wd, *SMALL), check=False))
+    assert error == f"error: --working_dir={wd}: cannot write there (Read-only file system)\n"
+
+
+def test_unwritable_outputs_are_refused_before_testing_analysing_or_training(demo_data, tmp_path):
+    """A directory where test_trans.txt goes, a file where analysis/ goes (tricks that stop root too)."""
+    untrained_working_dir(tmp_path, demo_data, model="encdec")
+    (tmp_path / "test_trans.txt").mkdir()
+    (tmp_path / "analysis").write_text("")
+    testing = ["--do_testing", f"--test_set={demo_data}/test.en"]
+    error = one_line_error(run_nmt(*testing, f"--working_dir={tmp_path}", check=False))
+    assert error == f"error: {tmp_path}/test_trans.txt: cannot write (a directory is in the way)\n"
+    assert not (tmp_path / "testing_stats.json").exists()
+    error = one_line_error(run_nmt("--analyze", f"--working_dir={tmp_path}", check=False))
+    assert error == f"error: {tmp_path}/analysis/summary.json: cannot write ({tmp_path}/analysis is a file)\n"
+    new = tmp_path / "new"
+    (new / "test_trans.txt").mkdir(parents=True)
+    error = one_line_error(run_nmt(*train_args(demo_data, new, *SMALL), *testing, check=False))
+    assert error == f"error: {new}/test_trans.txt: cannot write (a directory is in the way)\n"
+    assert [p.name for p in new.iterdir()] == ["test_trans.txt"]  # refused before training wrote anything
