@@ -21,7 +21,7 @@ $(VENV)/installed: requirements.txt requirements/$(STACK).txt
 	$(PY) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -m pip install --quiet -r requirements.txt -c requirements/$(STACK).txt
-	$(PYTHON) -c "from nmtcore import addons; print(addons.STACK)" > $@
+	TF_CPP_MIN_LOG_LEVEL=3 $(PYTHON) -c "from nmtcore import addons; print(addons.STACK)" > $@
 
 # The virtualenv of $(PY), installed if need be; says which stack it holds.
 venv: $(VENV)/installed
