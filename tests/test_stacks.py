@@ -20,9 +20,9 @@ from nmtcore import addons, workdir
 from nmtcore.data import encode_all, read_sentences
 
 FIXTURES = sorted((ROOT / "tests" / "data").glob("stack-py*"))
-# Dev perplexities agree to 1e-5 relative between stacks (the tiny models' largest difference,
-# measured: 3e-7; the RNNPB's includes 10 iterations of recognition); translations are equal.
-PERPLEXITY_RTOL = 1e-5
+# Between stacks, dev perplexities differed by at most 3.3e-8 relative when measured (the RNNPB's
+# includes 10 iterations of recognition), and translations were equal; 1e-6 leaves rounding room.
+PERPLEXITY_RTOL = 1e-6
 EPOCHS = 8  # enough for translations that differ from sentence to sentence
 TRAINING = {
     "encdec": ["--model=encdec", "--reverse_source", "--learning_rate=0.02"],
