@@ -1,35 +1,50 @@
-# `make demo` and `make test` do all set-up on a fresh machine (Python 3.11 with venv).
-PY ?= python3
-VENV := .venv
+# `make demo` and `make test` do all set-up on a fresh machine: Python 3.11, 3.12 or 3.13 with venv.
+# PY=python3.11 chooses the Python; by default the newest supported one that runs here (a pyenv
+# shim of a version that is installed but not activated does not). Each Python has its own
+# virtualenv, .venv-3.X, and .venv links to the one make used last.
+ifndef PY
+PY := $(firstword $(foreach p,python3.13 python3.12 python3.11,$(shell $(p) -c "" >/dev/null 2>&1 && echo $(p))))
+endif
+PYVER := $(shell $(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# Python 3.11: TensorFlow 2.15 with tensorflow-addons; 3.12+: the newest TensorFlow (README, "Install").
+STACK := $(if $(filter 3.11,$(PYVER)),py311,py312plus)
+VENV := .venv-$(PYVER)
 PYTHON := $(VENV)/bin/python
 DEMO := demo
 SENTENCE := "The old teacher sees a small dog ."
 
-.PHONY: demo test test-fast lint fuzz benchmark clean
+.PHONY: demo test test-fast lint fuzz benchmark clean venv
 
-$(VENV)/installed: requirements.txt
+$(VENV)/installed: requirements.txt requirements/$(STACK).txt
+	@case "$(PYVER)" in 3.11|3.12|3.13) ;; \
+	  *) echo "error: PY=$(PY) is not a Python 3.11, 3.12 or 3.13 that runs here" >&2; exit 1;; esac
 	$(PY) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -r requirements.txt
-	touch $@
+	$(PYTHON) -m pip install --quiet -r requirements.txt -c requirements/$(STACK).txt
+	TF_CPP_MIN_LOG_LEVEL=3 $(PYTHON) -c "from nmtcore import addons; print(addons.STACK)" > $@
 
-test: lint
+# The virtualenv of $(PY), installed if need be; says which stack it holds.
+venv: $(VENV)/installed
+	@if [ -L .venv ] || [ ! -e .venv ]; then ln -sfn $(VENV) .venv; fi
+	@echo "stack: $$(cat $(VENV)/installed) ($(VENV), requirements/$(STACK).txt)"
+
+test: venv lint
 	$(PYTHON) -m pytest -q -n 2 --dist loadfile tests
 
 # The unit tests only: no test that trains through the command line (marker "slow").
-test-fast: lint
+test-fast: venv lint
 	$(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not slow" tests
 
-lint: $(VENV)/installed
+lint: venv
 	$(PYTHON) -m ruff check .
 
 # The property tests with fresh random examples (make test always draws the same ones).
-fuzz: $(VENV)/installed
+fuzz: venv
 	HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q tests/test_properties.py
 
 # A few minutes of training on the project's own synthetic en->de corpus, then BLEU and a query.
 # Re-running it replaces the demo's own working directories (and nothing else).
-demo: $(VENV)/installed
+demo: venv
 	$(PYTHON) data/generate_demo.py --out $(DEMO)/data --train 4000
 	rm -rf $(DEMO)/encdec $(DEMO)/rnnpb
 	$(PYTHON) nmt.py --do_training --model=encdec --reverse_source \
@@ -47,8 +62,8 @@ demo: $(VENV)/installed
 	$(PYTHON) nmt.py --query=$(SENTENCE) --working_dir=$(DEMO)/rnnpb
 	$(PYTHON) nmt.py --analyze --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/rnnpb
 
-benchmark: $(VENV)/installed
+benchmark: venv
 	$(PYTHON) run_scripts/benchmark.py --quick
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache
+	rm -rf .venv .venv-3.* $(DEMO) .pytest_cache

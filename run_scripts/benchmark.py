@@ -166,7 +166,7 @@ def main():
         else dict(units=256, embedding=128, recog_batch=256, singles=32, iterations=100, repeat=20,
                   test=args.test_sentences)
     src = encode_all(vocab, sentences[:size["recog_batch"]])
-    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__}
+    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
 
     exp1 = build_model(vocab, len(train), 128, size["units"], size["embedding"], size["iterations"])
     results.update(bench_recognition(exp1, src, size["singles"], size["iterations"]))

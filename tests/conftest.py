@@ -20,7 +20,7 @@ settings.register_profile("fuzz", max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Fixtures that train through the command line: a test that uses one is slow. (The markers are
-# declared in pyproject.toml.)
+# declared in pytest.ini.)
 TRAINED = {"trained_encdec", "trained_rnnpb"}
 
 
