@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Speed benchmark: batched vs one-at-a-time recognition and beam search, the RNNPB training step
-against a plain Keras LSTM language model, and end-to-end test time.
+against a plain Keras LSTM language model, end-to-end test time, and the training step of the
+Stack-, Queue- and DeQue-LSTM against a 2-layer LSTM of the same hidden size (read-then-generate
+copying of length-64 sequences, the longest of the paper's training lengths).
 
     python3 run_scripts/benchmark.py [--quick] [--exp1_dir runs/exp1_autoencode/rnnpb20000]
 
@@ -27,7 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from nmtcore import addons, prediction, search  # noqa: E402
+from nmtcore import addons, prediction, search, synthetic  # noqa: E402
 from nmtcore.config import Config  # noqa: E402
 from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
 from nmtcore.losses import summed_cross_entropy  # noqa: E402
@@ -35,6 +37,7 @@ from nmtcore.tasks.translation import TranslationTask  # noqa: E402
 from nmtcore.trainer import Trainer  # noqa: E402
 from nmtcore.translator import Translator  # noqa: E402
 from nmtcore.vocabulary import Vocabulary  # noqa: E402
+from memorylstm import DeepLSTMTransducer, MemoryLSTMTransducer  # noqa: E402
 from rnnpb import BoundRNNPB  # noqa: E402
 from rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
 
@@ -110,6 +113,28 @@ def bench_train_step(trainer, batch, repeat):
             "train_step_ratio_vs_lstm_lm": rnnpb / keras}
 
 
+def bench_memory_lstms(units, batch_size, repeat):
+    """Training step of each memory LSTM ÷ that of a 2-layer deep LSTM (the issue's target: <= 3),
+    both reading and generating a batch of length-64 copying pairs; embeddings of 64 and memory
+    width = ``units`` (the paper's 256 at its hidden size 256)."""
+    pairs = synthetic.generate("copy", batch_size, 64, 64, seed=0)
+    vocab = Vocabulary.build([source for source, _ in pairs])
+    src, tgt = (encode_all(vocab, [pair[side] for pair in pairs]) for side in (0, 1))
+    batch = next(iter(make_dataset(src, tgt, batch_size=batch_size)))
+    base = Config().replace(units=units, memory_width=units, embedding_size=64, num_layers=2)
+    seconds = {}
+    for name, cls in (("deep_lstm2", DeepLSTMTransducer), ("stack_lstm", MemoryLSTMTransducer),
+                      ("queue_lstm", MemoryLSTMTransducer), ("deque_lstm", MemoryLSTMTransducer)):
+        tf.random.set_seed(0)
+        trainer = Trainer(cls(base.replace(model=name.rstrip("2")), vocab, vocab))
+        trainer.dataset("parallel", src, tgt)  # the step's input signature
+        seconds[name] = timed(lambda t=trainer: t.train_step(batch)["loss"].numpy(), repeat)
+    results = {f"train_step_{name}_len64_ms": 1000 * s for name, s in seconds.items()}
+    results.update({f"train_step_ratio_{name}_vs_lstm2": seconds[name] / seconds["deep_lstm2"]
+                    for name in seconds if name != "deep_lstm2"})
+    return results
+
+
 def bench_beam(model, src, singles):
     state_fn = lambda s: model.lm_b.start_state(tf.zeros([tf.shape(s)[0], model.lm_b.num_pb]))  # noqa: E731
     step = lambda tokens, state: model.lm_b.step(tokens, state)  # noqa: E731
@@ -178,6 +203,7 @@ def main():
                                     size["repeat"]))
 
     results.update(bench_beam(exp1, encode_all(vocab, sentences[:64]), size["singles"]))
+    results.update(bench_memory_lstms(size["units"], 10, size["repeat"]))
     os.makedirs(args.out, exist_ok=True)
     results.update(bench_end_to_end(args, exp1, sentences[:size["test"]], args.out))
 

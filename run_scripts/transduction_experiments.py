@@ -1,0 +1,38 @@
+"""The transduction experiments of Grefenstette et al. 2015 (§4, Figure 2a), cell by cell, as data
+for ``run_transduction.py``: every task × model, with the paper's figures beside them.
+
+What differs from the paper, and why (all for the 2-core CPU, where a cell must train within 30
+minutes): hidden size 256 only (the paper also tried 512, and reports the better of the two);
+Adam at 0.002 with batches of 32 (the paper: RMSProp, batches of 10, learning rate grid-searched);
+a fixed sample of 10 000 training pairs (the paper drew fresh ones), and training stops early on
+the dev perplexity, or after --max_epochs (the paper trained "an unbounded number of steps").
+"""
+
+# data/generate_transduction.py flags: the paper's 128 symbols, lengths 8-64 (train, dev, test)
+# and 65-128 (test_long), 1000 test sequences each.
+GENERATE = "--seed=1 --train=10000 --dev=200 --test=1000 --vocab_size=128".split()
+# --max_trans_ratio=1.25: every target of the five tasks is as long as its source, so the search's
+# cap of ceil(1.25 * length) output symbols (8 symbols: 10) never cuts off a right output, and
+# the memory needs no room beyond it.
+TRAINING = ("--do_training --task=transduction --embedding_size=64 --units=256 --memory_width=256 "
+            "--batch_size=32 --learning_rate=0.002 --gradient_clip=1.0 --beam_size=1 --max_trans_ratio=1.25 "
+            "--early_stopping_steps=5 --max_epochs=8").split()
+TESTING = ["--do_testing", "--device=cpu"]
+TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
+# Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories.
+MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}"] for n in (1, 2, 4, 8)},
+          **{name: [f"--model={name}"] for name in ("stack_lstm", "queue_lstm", "deque_lstm")}}
+# Figure 2a: (coarse, fine) on training-length and on longer test sequences, for the best Deep
+# LSTM of each task (its layers) and the three memory LSTMs.
+PAPER = {
+    "copy": {"deep_lstm4": (0.98, 0.98, 0.01, 0.50), "stack_lstm": (0.89, 0.94, 0.00, 0.22),
+             "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+    "reverse": {"deep_lstm8": (0.95, 0.98, 0.04, 0.13), "stack_lstm": (1.00, 1.00, 1.00, 1.00),
+                "queue_lstm": (0.44, 0.61, 0.00, 0.01), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+    "bigram_flip": {"deep_lstm2": (0.54, 0.93, 0.02, 0.52), "stack_lstm": (0.44, 0.90, 0.00, 0.48),
+                    "queue_lstm": (0.55, 0.94, 0.55, 0.98), "deque_lstm": (0.55, 0.94, 0.53, 0.98)},
+    "svo_sov": {"deep_lstm8": (0.98, 0.99, 0.98, 0.99), "stack_lstm": (1.00, 1.00, 1.00, 1.00),
+                "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+    "gender_conjugation": {"deep_lstm8": (0.98, 0.99, 0.99, 0.99), "stack_lstm": (0.93, 0.97, 0.93, 0.97),
+                           "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+}
