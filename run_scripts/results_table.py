@@ -80,7 +80,8 @@ def transduction_table(cells):
             ours = "not run yet | –" if c is None else " | ".join(
                 f"**{c[key]['coarse']:.2f}** / {c[key]['fine']:.2f}" for key in ("training_lengths", "longer"))
             run = "– | – | –" if c is None else (
-                f"{c['epochs']} ({c['best_epoch']}) | {c['train_seconds']} | "
+                f"{c['epochs']} ({c['best_epoch']}){', stopped by the time budget' if c.get('stopped') == 'time budget' else ''}"
+                f" | {c['train_seconds']} | "
                 f"{c['training_lengths']['test_seconds'] + c['longer']['test_seconds']}")
             lines.append(f"| {task} | {model} | {ours} | {accuracies(paper)} | {run} |")
     lines.append("")

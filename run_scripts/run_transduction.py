@@ -6,9 +6,14 @@
 
 For each cell: write the task's files once (``data/generate_transduction.py``, into
 ``<work>/transduction/data/<task>``), train (or resume an interrupted training: the same command
-again), test on the training-length and on the longer test sequences, and record the commands,
-coarse and fine accuracy of both, epochs, and train and test seconds. A cell already in the
-results file is replaced; other cells are kept.
+again) within TRAIN_SECONDS, test on the training-length and on the longer test sequences, and
+record the commands, coarse and fine accuracy of both, epochs, and train and test seconds. A cell
+already in the results file is replaced; other cells are kept.
+
+The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
+only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
+(the toolkit stops between steps; the partial epoch is lost, the run stays resumable). Such a cell
+is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
 """
 
 import argparse
@@ -24,7 +29,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 from run_experiment import machine  # noqa: E402
-from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAINING  # noqa: E402
+from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
 import nmt  # noqa: E402
 from nmtcore import training, workdir  # noqa: E402
 
@@ -45,9 +50,38 @@ def train_command(model, data, working_dir):
     return [sys.executable, "-u", NMT, *TRAINING, *MODELS[model], *files, f"--working_dir={working_dir}"]
 
 
-def finished(working_dir):
-    return workdir.is_trained(working_dir) and training.is_finished(
-        training.load_stats(working_dir), workdir.load_config(working_dir, nmt.models()))
+def progress(working_dir):
+    """(the run's training statistics or None, whether it is finished)."""
+    stats = training.load_stats(working_dir) if workdir.is_trained(working_dir) else None
+    return stats, bool(stats) and training.is_finished(stats, workdir.load_config(working_dir, nmt.models()))
+
+
+def remaining_seconds(stats):
+    """Seconds of the budget left, 0 when one more epoch as long as the last would not fit."""
+    if not stats:
+        return TRAIN_SECONDS
+    left = TRAIN_SECONDS - stats["total_seconds"]
+    return left if left >= stats["epochs"][-1]["seconds"] else 0
+
+
+def train_within_budget(command, working_dir, log):
+    """Train (or resume) until the run finishes or the budget is spent; True if the budget stopped it."""
+    stats, finished = progress(working_dir)
+    left = 0 if finished else remaining_seconds(stats)
+    if left <= 0:
+        return not finished
+    log(" ".join(command))
+    with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            returncode = proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # stops between steps; the last finished epoch is kept
+            proc.wait()
+            return True
+    if returncode != 0:
+        raise subprocess.CalledProcessError(returncode, command)
+    return False
 
 
 def test(data, working_dir, name):
@@ -68,16 +102,14 @@ def run_cell(task, model, work, log):
     generate(task, data)
     train = train_command(model, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
-    if not finished(working_dir):
-        log(" ".join(train))
-        with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
-            subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
+    stopped = train_within_budget(train, working_dir, log)
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
     rel = lambda cmd: " ".join(os.path.relpath(c) if os.path.isabs(c) else c for c in cmd)  # noqa: E731
     cell = {"task": task, "model": model, "generate_command": rel(
                 ["python3", "data/generate_transduction.py", f"--task={task}", f"--out={data}", *GENERATE]),
-            "train_command": rel(train), "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
+            "train_command": rel(train), "stopped": "time budget" if stopped else "finished",
+            "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
             "best_dev_perplexity": stats["best_dev_perplexity"], "train_seconds": round(stats["total_seconds"]),
             "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     for key, name in TEST_SETS.items():

@@ -20,6 +20,9 @@ TRAINING = ("--do_training --task=transduction --embedding_size=64 --units=128 -
             "--batch_size=10 --learning_rate=0.002 --gradient_clip=1.0 --beam_size=1 --max_trans_ratio=1.25 "
             "--early_stopping_steps=5 --max_epochs=8").split()
 TESTING = ["--do_testing", "--device=cpu"]
+# Training time of a cell (its finished epochs), so that with its two tests it fits in 30 minutes:
+# run_transduction.py stops training (SIGTERM, resumable) when another epoch would not fit.
+TRAIN_SECONDS = 25 * 60
 TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
 # Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories.
 MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}"] for n in (1, 2, 4, 8)},
