@@ -15,6 +15,7 @@ source, and the longest output the search allows.
 
 import tensorflow as tf
 
+from nmtcore.errors import UserError
 from nmtcore.losses import decoder_inputs, summed_cross_entropy, token_mask
 from nmtcore.lstm import StackedLSTM
 from nmtcore.memory_lstm import MemoryLSTM
@@ -82,7 +83,16 @@ class ReadThenGenerate(NMTModel):
 
 class MemoryLSTMTransducer(ReadThenGenerate):
     """``--model=stack_lstm|queue_lstm|deque_lstm``: one LSTM layer controlling a neural stack,
-    queue or deque (§3.4), ``--units`` wide, with values of ``--memory_width``."""
+    queue or deque (§3.4), ``--units`` wide, with values of ``--memory_width``.
+
+    Greedy search only (the paper's): the memory's step counter is shared by the batch, and beam
+    search would tile it like a per-sentence state."""
+
+    def __init__(self, config, vocab1, vocab2):
+        if config.inference.beam_size != 1:
+            raise UserError(f"--beam_size={config.inference.beam_size}: --model={config.model.model} "
+                            "decodes greedily, as the paper; give --beam_size=1")
+        super().__init__(config, vocab1, vocab2)
 
     def make_network(self, p):
         kind = p.model.removesuffix("_lstm")

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from nmtcore import synthetic
 from nmtcore.data import encode_all, make_dataset
+from nmtcore.errors import UserError
 from nmtcore.losses import decoder_inputs
 from nmtcore.tasks.transduction import TransductionTask
 from nmtcore.trainer import Trainer
@@ -25,7 +26,7 @@ def copy_data(n, min_len, max_len, seed, vocab_size=6):
 
 def model_of(name, vocab, **overrides):
     tf.keras.utils.set_random_seed(3)
-    config = tiny_config(model=name, **{**dict(units=16, memory_width=8, embedding_size=8), **overrides})
+    config = tiny_config(model=name, **{**dict(units=16, memory_width=8, embedding_size=8, beam_size=1), **overrides})
     return models()[name](config, vocab, vocab)
 
 
@@ -45,6 +46,12 @@ def test_the_decoder_steps_score_targets_as_training_does(name):
         stepped += np.where(batch["tgt"][:, t].numpy() != 0, ce, 0.0)
     np.testing.assert_allclose(stepped, scored.numpy(), rtol=1e-4)
     assert tokens.numpy().tolist() == [len(t) for t in tgt]
+
+
+def test_a_memory_lstm_refuses_beam_search_in_one_line():
+    _, vocab, _ = copy_data(5, 2, 7, seed=1)
+    with pytest.raises(UserError, match=r"^--beam_size=3: --model=stack_lstm decodes greedily"):
+        model_of("stack_lstm", vocab, beam_size=3)
 
 
 @pytest.mark.slow  # about 20 s of CPU: 300 training steps
