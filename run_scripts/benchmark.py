@@ -5,6 +5,7 @@ Stack-, Queue- and DeQue-LSTM against a 2-layer LSTM of the same hidden size (re
 copying of length-64 sequences, the longest of the paper's training lengths).
 
     python3 run_scripts/benchmark.py [--quick] [--exp1_dir runs/exp1_autoencode/rnnpb20000]
+    python3 run_scripts/benchmark.py --part=memory_lstms [--quick]   # the memory-LSTM keys alone
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -183,7 +184,24 @@ def main():
     parser.add_argument("--save", action="store_true",
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
+    parser.add_argument("--part", choices=["all", "memory_lstms"], default="all",
+                        help="memory_lstms: only the memory-LSTM training steps (no thesis data needed), "
+                             "saved apart from the other keys")
     args = parser.parse_args()
+    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__}
+    if args.part == "all":
+        results.update(bench_thesis_models(args))
+    results.update(bench_memory_lstms(64 if args.quick else 256, 10, 5 if args.quick else 20))
+    width = max(map(len, results))
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    if args.save:
+        save(results, args)
+    print(json.dumps(results))
+
+
+def bench_thesis_models(args):
+    """Every key but the memory LSTMs': recognition, the RNNPB step, beam search, a whole test."""
     sentences = read_sentences(os.path.join(args.data, "autoenc/easy20000/test.en"))
     train = read_sentences(os.path.join(args.data, "autoenc/easy20000/train.en"))
     vocab = Vocabulary.build(train)
@@ -191,7 +209,7 @@ def main():
         else dict(units=256, embedding=128, recog_batch=256, singles=32, iterations=100, repeat=20,
                   test=args.test_sentences)
     src = encode_all(vocab, sentences[:size["recog_batch"]])
-    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__}
+    results = {}
 
     exp1 = build_model(vocab, len(train), 128, size["units"], size["embedding"], size["iterations"])
     results.update(bench_recognition(exp1, src, size["singles"], size["iterations"]))
@@ -203,16 +221,9 @@ def main():
                                     size["repeat"]))
 
     results.update(bench_beam(exp1, encode_all(vocab, sentences[:64]), size["singles"]))
-    results.update(bench_memory_lstms(size["units"], 10, size["repeat"]))
     os.makedirs(args.out, exist_ok=True)
     results.update(bench_end_to_end(args, exp1, sentences[:size["test"]], args.out))
-
-    width = max(map(len, results))
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")
-    if args.save:
-        save(results, args)
-    print(json.dumps(results))
+    return results
 
 
 def save(results, args):
@@ -221,7 +232,8 @@ def save(results, args):
     path = os.path.join(ROOT, "run_scripts", "results", "benchmark.json")
     recorded = json.load(open(path)) if os.path.isfile(path) else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    recorded["quick" if args.quick else "full"] = {
+    mode = ("quick" if args.quick else "full") + ("" if args.part == "all" else f"_{args.part}")
+    recorded[mode] = {
         "command": shlex.join(["python3", "run_scripts/benchmark.py", *sys.argv[1:]]), "commit": commit,
         "date": time.strftime("%Y-%m-%d"), "machine": machine(), "note": args.note, "results": results}
     with open(path, "w", encoding="utf-8") as f:
