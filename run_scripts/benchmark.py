@@ -122,7 +122,7 @@ def bench_memory_lstms(units, batch_size, repeat):
     vocab = Vocabulary.build([source for source, _ in pairs])
     src, tgt = (encode_all(vocab, [pair[side] for pair in pairs]) for side in (0, 1))
     batch = next(iter(make_dataset(src, tgt, batch_size=batch_size)))
-    base = Config().replace(units=units, memory_width=units, embedding_size=64, num_layers=2)
+    base = Config().replace(units=units, memory_width=units, embedding_size=64, num_layers=2, beam_size=1)
     seconds = {}
     for name, cls in (("deep_lstm2", DeepLSTMTransducer), ("stack_lstm", MemoryLSTMTransducer),
                       ("queue_lstm", MemoryLSTMTransducer), ("deque_lstm", MemoryLSTMTransducer)):

@@ -94,7 +94,7 @@ def transduction_table(cells):
 
 def benchmark_table(recorded):
     lines = ["### Speed benchmark (`run_scripts/benchmark.py`)", "",
-             "| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on `full` only) |",
+             "| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on the `full` modes only) |",
              "|---|" + "---|" * len(recorded) + "---|"]
     for key, target, meets in TARGETS:
         cells = []

@@ -96,6 +96,13 @@ def test(data, working_dir, name):
         return command, json.load(f)
 
 
+def relative(argument):
+    """A command's argument with its absolute path (bare, or a flag's value) relative to here."""
+    flag, _, value = argument.rpartition("=")
+    return f"{flag}={os.path.relpath(value)}" if flag and os.path.isabs(value) else (
+        os.path.relpath(argument) if os.path.isabs(argument) else argument)
+
+
 def run_cell(task, model, work, log):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     working_dir = os.path.abspath(os.path.join(work, "transduction", task, model))
@@ -105,7 +112,7 @@ def run_cell(task, model, work, log):
     stopped = train_within_budget(train, working_dir, log)
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
-    rel = lambda cmd: " ".join(os.path.relpath(c) if os.path.isabs(c) else c for c in cmd)  # noqa: E731
+    rel = lambda cmd: " ".join(map(relative, cmd))  # noqa: E731
     cell = {"task": task, "model": model, "generate_command": rel(
                 ["python3", "data/generate_transduction.py", f"--task={task}", f"--out={data}", *GENERATE]),
             "train_command": rel(train), "stopped": "time budget" if stopped else "finished",
