@@ -40,6 +40,7 @@ class ReadThenGenerate(NMTModel):
         self.output_layer.build([None, p.units])
 
     def make_network(self, p):
+        """The recurrent network (a Keras layer with ``step``), from the model section ``p``."""
         raise NotImplementedError
 
     def initial_state(self, batch, steps):
