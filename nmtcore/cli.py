@@ -37,7 +37,7 @@ def _add_flags(group, section, choices=None):
                                choices=(choices or {}).get(field.name, m["choices"]))
 
 
-def build_parser(model_names):
+def build_parser(model_names, task_names=("translation",)):
     p = argparse.ArgumentParser(prog="nmt.py", allow_abbrev=False,
                                 description="Bound-RNNPB and seq-to-seq neural machine translation.")
     mode = p.add_argument_group("what to do")
@@ -57,7 +57,7 @@ def build_parser(model_names):
                       help="train with tf.distribute (multiworker reads TF_CONFIG)")
     mode.add_argument("--reverse_translation", action="store_true",
                       help="translate B->A with a bound RNNPB (the model is symmetric)")
-    choices = {"model": sorted(set(model_names) | set(MODEL_ALIASES))}
+    choices = {"model": sorted(set(model_names) | set(MODEL_ALIASES)), "task": sorted(task_names)}
     for name, section in config_lib.SECTIONS.items():
         group = p.add_argument_group(GROUPS[name])
         _add_flags(group, section, choices)
@@ -71,7 +71,7 @@ def build_parser(model_names):
 def main(models, tasks, argv=None):
     """Entry point; ``models`` maps --model names to NMTModel subclasses, ``tasks`` task names
     to task classes (``nmtcore.tasks``)."""
-    args = build_parser(models).parse_args(argv)
+    args = build_parser(models, tasks).parse_args(argv)
     if not (args.do_training or args.do_testing or args.analyze or args.query is not None):
         print("error: nothing to do: give --do_training, --do_testing, --analyze and/or --query", file=sys.stderr)
         return 2

@@ -54,6 +54,11 @@ class ModelConfig:
         choices=("none", "encoder", "learned"), legacy="none")
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1)
+    # The memory LSTMs' (stack_lstm, queue_lstm, deque_lstm); older runs have no memory.
+    memory_width: int = option(256, "memory LSTMs: width m of the stack/queue/deque values (the paper: 256)",
+                               1, 1e5, legacy=256)
+    pop_bias: float = option(-1.0, "memory LSTMs: initial bias of the pop strengths (negative: pop little "
+                             "at first)", -1e3, 1e3, legacy=-1.0)
 
     def __post_init__(self):
         if self.autoencode:  # one model is A and B, so there is one PB table
@@ -118,8 +123,8 @@ class InferenceConfig:
 class DataConfig:
     """The files a model was trained on, and what follows from them."""
 
-    task: str = option("translation", "what the data is and how it is scored (nmtcore.tasks)", flag=False,
-                       legacy="translation")
+    task: str = option("translation", "what the data is and how it is scored: translation (BLEU), "
+                       "transduction (coarse/fine accuracy)", legacy="translation")
     train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")

@@ -80,11 +80,6 @@ def read_weights(strengths, end):
     return tf.minimum(strengths, tf.nn.relu(1.0 - strength_beyond(strengths, end)))
 
 
-def read(values, strengths, end):
-    """The read vector r (B, m) from ``end``."""
-    return tf.einsum("bn,bnm->bm", read_weights(strengths, end), values)
-
-
 class Memory:
     """A stack, queue or deque: ``Memory(kind)`` with ``kind`` one of ``KINDS``.
 
@@ -116,13 +111,15 @@ class Memory:
         rows = tf.shape(strengths)[1]
         capacity = rows // 2 if self.two_sided else rows
         tf.debugging.assert_less(state.step, capacity, message="memory full: initial_state's capacity is too small")
-        for h, head in enumerate(self.heads):
-            # The row is empty (strength and value 0), so adding writes it.
-            row = tf.one_hot(self._push_row(head.push, state.step, capacity), rows, dtype=strengths.dtype)
-            strengths += row[None, :] * d[:, h, None]
-            values += row[None, :, None] * v[:, h, None, :]
-        reads = tf.stack([read(values, strengths, head.pop) for head in self.heads], axis=1)
-        return MemoryState(values, strengths, state.step + 1), reads
+        # The rows each head writes, (H, rows) one-hot: they are empty (strength and value 0), so
+        # adding writes them. The values, the step's largest tensor, are passed over once for
+        # every head's push and once for every head's read (the deque's two heads at once).
+        pushed = tf.one_hot([self._push_row(head.push, state.step, capacity) for head in self.heads], rows,
+                            dtype=strengths.dtype)
+        strengths += tf.einsum("hn,bh->bn", pushed, d)
+        values += tf.einsum("hn,bhm->bnm", pushed, v)
+        weights = tf.stack([read_weights(strengths, head.pop) for head in self.heads], axis=1)
+        return MemoryState(values, strengths, state.step + 1), tf.einsum("bhn,bnm->bhm", weights, values)
 
     def _push_row(self, end, step, capacity):
         """The buffer row that step ``step`` writes at ``end``."""

@@ -70,14 +70,19 @@ class MemoryLSTM(tf.keras.layers.Layer):
         return ControllerState([(h, c)], tf.zeros([batch, self.read_size]),
                                self.memory.initial_state(batch, capacity, self.memory_width))
 
-    def step(self, x, state):
+    def step(self, x, state, active=None):
         """One step (for greedy generation): x (B, E) -> (o_t (B, output_size), H_t). The layer
         must be built (called once, or ``build((None, E))``) and ``state`` made by
-        ``initial_state`` with room for every step to come."""
+        ``initial_state`` with room for every step to come. Where ``active`` (B,) is False the
+        memory pushes and pops nothing, so that it stays as it was (``call``'s padding)."""
         controller_out, lstm_state = self.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
         heads = len(self.memory.heads)
         values = tf.reshape(self.value(controller_out), [-1, heads, self.memory_width])
-        memory, reads = self.memory.step(state.memory, self.push(controller_out), self.pop(controller_out), values)
+        push, pop = self.push(controller_out), self.pop(controller_out)
+        if active is not None:
+            on = tf.cast(active, push.dtype)[:, None]
+            push, pop = push * on, pop * on
+        memory, reads = self.memory.step(state.memory, push, pop, values)
         read = tf.reshape(reads, [-1, self.read_size])
         return self.out(controller_out), ControllerState(lstm_state, read, memory)
 
@@ -88,24 +93,27 @@ class MemoryLSTM(tf.keras.layers.Layer):
         batch, steps = tf.shape(inputs)[0], tf.shape(inputs)[1]
         state = initial_state if initial_state is not None else self.initial_state(batch, steps)
         time_major = tf.transpose(inputs, [1, 0, 2])
-        time_mask = tf.ones([steps, batch], tf.bool) if mask is None else tf.transpose(mask)
+        time_mask = None if mask is None else tf.transpose(mask)
 
         # A while loop rather than tf.scan: scan would stack the state of every step, and the
         # memory alone is (B, T, m) per step.
         def body(t, state, outputs):
-            output, new = self.step(time_major[t], state)
-            return t + 1, _where(time_mask[t], new, state), outputs.write(t, output)
+            if time_mask is None:
+                output, new = self.step(time_major[t], state)
+            else:
+                output, new = self.step(time_major[t], state, active=time_mask[t])
+                new = _keep_where_inactive(time_mask[t], new, state)
+            return t + 1, new, outputs.write(t, output)
 
         outputs = tf.TensorArray(inputs.dtype, size=steps)
         _, final, outputs = tf.while_loop(lambda t, *_: t < steps, body, (tf.constant(0), state, outputs))
         return tf.transpose(outputs.stack(), [1, 0, 2]), final
 
-def _where(keep, new, old):
-    """``new`` for the sequences where ``keep`` (B,) is True, ``old`` elsewhere; the memory's step
-    counter (shared by the batch) always advances, which only leaves an empty row behind."""
-    def choose(n, o):
-        if n.shape.rank == 0:
-            return n
-        return tf.where(tf.reshape(keep, [-1] + [1] * (n.shape.rank - 1)), n, o)
-
-    return tf.nest.map_structure(choose, new, old)
+def _keep_where_inactive(active, new, old):
+    """The LSTM state and reads of ``new`` for the sequences where ``active`` (B,) is True, of
+    ``old`` elsewhere. The memory needs no choice: an inactive step pushed and popped nothing, so
+    it only left a row of strength 0 behind, which no pop or read sees. (A choice between two
+    (B, rows, m) value tensors would be one more pass over the whole memory at every step, forward
+    and backward; unmasked steps skip even this.)"""
+    lstm = tf.nest.map_structure(lambda n, o: tf.where(active[:, None], n, o), new.lstm, old.lstm)
+    return ControllerState(lstm, tf.where(active[:, None], new.read, old.read), new.memory)

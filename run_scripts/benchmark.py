@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Speed benchmark: batched vs one-at-a-time recognition and beam search, the RNNPB training step
-against a plain Keras LSTM language model, and end-to-end test time.
+against a plain Keras LSTM language model, end-to-end test time, and the training step of the
+Stack-, Queue- and DeQue-LSTM against a 2-layer LSTM of the same hidden size (read-then-generate
+copying of length-64 sequences, the longest of the paper's training lengths).
 
     python3 run_scripts/benchmark.py [--quick] [--exp1_dir runs/exp1_autoencode/rnnpb20000]
+    python3 run_scripts/benchmark.py --part=memory_lstms [--quick]   # the memory-LSTM keys alone
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -27,7 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from nmtcore import addons, prediction, search  # noqa: E402
+from nmtcore import addons, prediction, search, synthetic  # noqa: E402
 from nmtcore.config import Config  # noqa: E402
 from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
 from nmtcore.losses import summed_cross_entropy  # noqa: E402
@@ -35,6 +38,7 @@ from nmtcore.tasks.translation import TranslationTask  # noqa: E402
 from nmtcore.trainer import Trainer  # noqa: E402
 from nmtcore.translator import Translator  # noqa: E402
 from nmtcore.vocabulary import Vocabulary  # noqa: E402
+from memorylstm import DeepLSTMTransducer, MemoryLSTMTransducer  # noqa: E402
 from rnnpb import BoundRNNPB  # noqa: E402
 from rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
 
@@ -110,6 +114,28 @@ def bench_train_step(trainer, batch, repeat):
             "train_step_ratio_vs_lstm_lm": rnnpb / keras}
 
 
+def bench_memory_lstms(units, batch_size, repeat):
+    """Training step of each memory LSTM ÷ that of a 2-layer deep LSTM (the issue's target: <= 3),
+    both reading and generating a batch of length-64 copying pairs; embeddings of 64 and memory
+    width = ``units`` (the paper's 256 at its hidden size 256)."""
+    pairs = synthetic.generate("copy", batch_size, 64, 64, seed=0)
+    vocab = Vocabulary.build([source for source, _ in pairs])
+    src, tgt = (encode_all(vocab, [pair[side] for pair in pairs]) for side in (0, 1))
+    batch = next(iter(make_dataset(src, tgt, batch_size=batch_size)))
+    base = Config().replace(units=units, memory_width=units, embedding_size=64, num_layers=2, beam_size=1)
+    seconds = {}
+    for name, cls in (("deep_lstm2", DeepLSTMTransducer), ("stack_lstm", MemoryLSTMTransducer),
+                      ("queue_lstm", MemoryLSTMTransducer), ("deque_lstm", MemoryLSTMTransducer)):
+        tf.random.set_seed(0)
+        trainer = Trainer(cls(base.replace(model=name.rstrip("2")), vocab, vocab))
+        trainer.dataset("parallel", src, tgt)  # the step's input signature
+        seconds[name] = timed(lambda t=trainer: t.train_step(batch)["loss"].numpy(), repeat)
+    results = {f"train_step_{name}_len64_ms": 1000 * s for name, s in seconds.items()}
+    results.update({f"train_step_ratio_{name}_vs_lstm2": seconds[name] / seconds["deep_lstm2"]
+                    for name in seconds if name != "deep_lstm2"})
+    return results
+
+
 def bench_beam(model, src, singles):
     state_fn = lambda s: model.lm_b.start_state(tf.zeros([tf.shape(s)[0], model.lm_b.num_pb]))  # noqa: E731
     step = lambda tokens, state: model.lm_b.step(tokens, state)  # noqa: E731
@@ -158,7 +184,24 @@ def main():
     parser.add_argument("--save", action="store_true",
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
+    parser.add_argument("--part", choices=["all", "memory_lstms"], default="all",
+                        help="memory_lstms: only the memory-LSTM training steps (no thesis data needed), "
+                             "saved apart from the other keys")
     args = parser.parse_args()
+    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
+    if args.part == "all":
+        results.update(bench_thesis_models(args))
+    results.update(bench_memory_lstms(64 if args.quick else 256, 10, 5 if args.quick else 20))
+    width = max(map(len, results))
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    if args.save:
+        save(results, args)
+    print(json.dumps(results))
+
+
+def bench_thesis_models(args):
+    """Every key but the memory LSTMs': recognition, the RNNPB step, beam search, a whole test."""
     sentences = read_sentences(os.path.join(args.data, "autoenc/easy20000/test.en"))
     train = read_sentences(os.path.join(args.data, "autoenc/easy20000/train.en"))
     vocab = Vocabulary.build(train)
@@ -166,7 +209,7 @@ def main():
         else dict(units=256, embedding=128, recog_batch=256, singles=32, iterations=100, repeat=20,
                   test=args.test_sentences)
     src = encode_all(vocab, sentences[:size["recog_batch"]])
-    results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
+    results = {}
 
     exp1 = build_model(vocab, len(train), 128, size["units"], size["embedding"], size["iterations"])
     results.update(bench_recognition(exp1, src, size["singles"], size["iterations"]))
@@ -180,13 +223,7 @@ def main():
     results.update(bench_beam(exp1, encode_all(vocab, sentences[:64]), size["singles"]))
     os.makedirs(args.out, exist_ok=True)
     results.update(bench_end_to_end(args, exp1, sentences[:size["test"]], args.out))
-
-    width = max(map(len, results))
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")
-    if args.save:
-        save(results, args)
-    print(json.dumps(results))
+    return results
 
 
 def save(results, args):
@@ -195,7 +232,8 @@ def save(results, args):
     path = os.path.join(ROOT, "run_scripts", "results", "benchmark.json")
     recorded = json.load(open(path)) if os.path.isfile(path) else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    recorded["quick" if args.quick else "full"] = {
+    mode = ("quick" if args.quick else "full") + ("" if args.part == "all" else f"_{args.part}")
+    recorded[mode] = {
         "command": shlex.join(["python3", "run_scripts/benchmark.py", *sys.argv[1:]]), "commit": commit,
         "date": time.strftime("%Y-%m-%d"), "machine": machine(), "note": args.note, "results": results}
     with open(path, "w", encoding="utf-8") as f:

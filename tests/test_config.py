@@ -33,11 +33,11 @@ def test_every_flag_field_is_a_command_line_flag_and_nothing_else_is():
 
 def test_an_old_hparams_file_takes_the_values_its_run_used():
     flat = Config().to_flat()
-    for added_later in ("dev_every", "double_shared_updates", "recog_clip", "task"):
+    for added_later in ("dev_every", "double_shared_updates", "recog_clip", "task", "memory_width", "pop_bias"):
         del flat[added_later]
     old = Config.from_saved(flat, "hparams.json")
     assert (old.training.dev_every, old.training.double_shared_updates, old.inference.recog_clip,
-            old.data.task) == (1, False, None, "translation")
+            old.data.task, old.model.memory_width, old.model.pop_bias) == (1, False, None, "translation", 256, -1.0)
     del flat["units"]  # never optional
     with pytest.raises(UserError, match=r"hparams.json: corrupted \(no 'units'\)"):
         Config.from_saved(flat, "hparams.json")

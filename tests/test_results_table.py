@@ -26,3 +26,17 @@ def test_recorded_rows_show_speedups_and_commands_and_the_others_say_not_run_yet
         assert "not run yet" in next(line for line in lines if line.startswith(f"| {spec['name']} |"))
     text = "\n".join(lines)
     assert "python3 nmt.py --do_training X\npython3 nmt.py --do_testing Y" in text and "Why." in text
+
+
+def test_a_recorded_transduction_cell_sits_beside_the_papers_figures_and_the_others_say_not_run_yet():
+    tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "python3 nmt.py --do_testing T"}
+    cell = {"task": "copy", "model": "queue_lstm", "training_lengths": tested, "longer": dict(tested, coarse=0.25),
+            "epochs": 8, "best_epoch": 7, "train_seconds": 1200, "best_dev_perplexity": 1.5, "date": "D",
+            "machine": "M", "note": "Why.", "generate_command": "python3 data/generate_transduction.py G",
+            "train_command": "python3 nmt.py --do_training X"}
+    lines = results_table.transduction_table([cell])
+    row = next(line for line in lines if line.startswith("| copy | queue_lstm |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2:] == ["**0.50** / 0.75", "**0.25** / 0.75", "1.00 / 1.00", "1.00 / 1.00", "8 (7)", "1200", "20"]
+    assert "not run yet" in next(line for line in lines if line.startswith("| reverse | stack_lstm |"))
+    assert "python3 nmt.py --do_training X\npython3 nmt.py --do_testing T" in "\n".join(lines)

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Run transduction cells (Grefenstette et al. 2015, Figure 2a) and record them in
+``run_scripts/results/transduction.json``.
+
+    python3 run_scripts/run_transduction.py copy --models queue_lstm [--work runs]
+
+For each cell: write the task's files once (``data/generate_transduction.py``, into
+``<work>/transduction/data/<task>``), train (or resume an interrupted training: the same command
+again) within TRAIN_SECONDS, test on the training-length and on the longer test sequences, and
+record the commands, coarse and fine accuracy of both, epochs, and train and test seconds. A cell
+already in the results file is replaced; other cells are kept.
+
+The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
+only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
+(the toolkit stops between steps; the partial epoch is lost, the run stays resumable). Such a cell
+is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+from run_experiment import machine  # noqa: E402
+from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
+import nmt  # noqa: E402
+from nmtcore import training, workdir  # noqa: E402
+
+NMT = os.path.join(ROOT, "nmt.py")
+TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
+
+
+def generate(task, data):
+    """The task's files, written once: they depend on GENERATE alone."""
+    if not os.path.isfile(os.path.join(data, "test_long.tgt")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "data", "generate_transduction.py"), f"--task={task}",
+                        f"--out={data}", *GENERATE], check=True)
+
+
+def train_command(model, data, working_dir):
+    files = [f"--{flag}={data}/{name}" for flag, name in (
+        ("train_set1", "train.src"), ("train_set2", "train.tgt"), ("dev_set1", "dev.src"), ("dev_set2", "dev.tgt"))]
+    return [sys.executable, "-u", NMT, *TRAINING, *MODELS[model], *files, f"--working_dir={working_dir}"]
+
+
+def progress(working_dir):
+    """(the run's training statistics or None, whether it is finished)."""
+    stats = training.load_stats(working_dir) if workdir.is_trained(working_dir) else None
+    return stats, bool(stats) and training.is_finished(stats, workdir.load_config(working_dir, nmt.models()))
+
+
+def remaining_seconds(stats):
+    """Seconds of the budget left, 0 when one more epoch as long as the last would not fit."""
+    if not stats:
+        return TRAIN_SECONDS
+    left = TRAIN_SECONDS - stats["total_seconds"]
+    return left if left >= stats["epochs"][-1]["seconds"] else 0
+
+
+def train_within_budget(command, working_dir, log):
+    """Train (or resume) until the run finishes or the budget is spent; True if the budget stopped it."""
+    stats, finished = progress(working_dir)
+    left = 0 if finished else remaining_seconds(stats)
+    if left <= 0:
+        return not finished
+    log(" ".join(command))
+    with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            returncode = proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # stops between steps; the last finished epoch is kept
+            proc.wait()
+            return True
+    if returncode != 0:
+        raise subprocess.CalledProcessError(returncode, command)
+    return False
+
+
+def test(data, working_dir, name):
+    """``--do_testing`` on ``data/name.src``: (command, its testing_stats.json), also kept as
+    ``testing_stats_<name>.json`` (each test writes testing_stats.json anew)."""
+    command = [sys.executable, "-u", NMT, *TESTING, f"--test_set={data}/{name}.src", f"--working_dir={working_dir}"]
+    with open(os.path.join(working_dir, f"test_log_{name}.txt"), "w") as out:
+        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+    stats_path = os.path.join(working_dir, "testing_stats.json")
+    shutil.copy(stats_path, os.path.join(working_dir, f"testing_stats_{name}.json"))
+    with open(stats_path) as f:
+        return command, json.load(f)
+
+
+def relative(argument):
+    """A command's argument with its absolute path (bare, or a flag's value) relative to here."""
+    flag, _, value = argument.rpartition("=")
+    return f"{flag}={os.path.relpath(value)}" if flag and os.path.isabs(value) else (
+        os.path.relpath(argument) if os.path.isabs(argument) else argument)
+
+
+def run_cell(task, model, work, log):
+    data = os.path.abspath(os.path.join(work, "transduction", "data", task))
+    working_dir = os.path.abspath(os.path.join(work, "transduction", task, model))
+    generate(task, data)
+    train = train_command(model, data, working_dir)
+    os.makedirs(working_dir, exist_ok=True)
+    stopped = train_within_budget(train, working_dir, log)
+    with open(os.path.join(working_dir, "training_stats.json")) as f:
+        stats = json.load(f)
+    rel = lambda cmd: " ".join(map(relative, cmd))  # noqa: E731
+    cell = {"task": task, "model": model, "generate_command": rel(
+                ["python3", "data/generate_transduction.py", f"--task={task}", f"--out={data}", *GENERATE]),
+            "train_command": rel(train), "stopped": "time budget" if stopped else "finished",
+            "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
+            "best_dev_perplexity": stats["best_dev_perplexity"], "train_seconds": round(stats["total_seconds"]),
+            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    for key, name in TEST_SETS.items():
+        command, scores = test(data, working_dir, name)
+        cell[key] = {"coarse": scores["coarse_accuracy"], "fine": scores["fine_accuracy"],
+                     "test_seconds": round(scores["testing_time"]), "test_command": rel(command)}
+    return cell
+
+
+def record(cell, note):
+    path = os.path.join(HERE, "results", "transduction.json")
+    cells = json.load(open(path)) if os.path.isfile(path) else []
+    cells = [c for c in cells if (c["task"], c["model"]) != (cell["task"], cell["model"])]
+    with open(path, "w") as f:
+        json.dump([*cells, dict(cell, note=note)], f, indent=2)
+        f.write("\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("task", choices=TASKS)
+    parser.add_argument("--models", nargs="*", choices=sorted(MODELS), help="cells to run (default: all)")
+    parser.add_argument("--work", default="runs", help="parent of the data and working directories")
+    parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
+    args = parser.parse_args()
+    for model in args.models or MODELS:
+        cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True))
+        record(cell, args.note)
+        print(json.dumps(cell), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The transduction experiments of Grefenstette et al. 2015 (§4, Figure 2a), cell by cell, as data
+for ``run_transduction.py``: every task × model, with the paper's figures beside them.
+
+What differs from the paper, and why (all for the 2-core CPU, shared with other jobs, where a cell
+must train within 30 minutes): hidden size and memory width 128 (the paper: LSTMs of 256 and of
+512 units, reporting the better, and a memory width of 256; at 256 a Queue-LSTM step on batches of
+32 took over 2 s beside the other jobs, and no epoch of 10 000 pairs ended in 12 minutes); Adam at
+0.002 (the paper: RMSProp, learning rate grid-searched) with the paper's batches of 10; a fixed
+sample of 4000 training pairs (the paper drew fresh ones), and training stops early on the dev
+perplexity, or after --max_epochs (the paper trained "an unbounded number of steps").
+"""
+
+# data/generate_transduction.py flags: the paper's 128 symbols, lengths 8-64 (train, dev, test)
+# and 65-128 (test_long), 1000 test sequences each.
+GENERATE = "--seed=1 --train=4000 --dev=200 --test=1000 --vocab_size=128".split()
+# --max_trans_ratio=1.25: every target of the five tasks is as long as its source, so the search's
+# cap of ceil(1.25 * length) output symbols (8 symbols: 10) never cuts off a right output, and
+# the memory needs no room beyond it.
+TRAINING = ("--do_training --task=transduction --embedding_size=64 --units=128 --memory_width=128 "
+            "--batch_size=10 --learning_rate=0.002 --gradient_clip=1.0 --beam_size=1 --max_trans_ratio=1.25 "
+            "--early_stopping_steps=5 --max_epochs=8").split()
+TESTING = ["--do_testing", "--device=cpu"]
+# Training time of a cell (its finished epochs), so that with its two tests it fits in 30 minutes:
+# run_transduction.py stops training (SIGTERM, resumable) when another epoch would not fit.
+TRAIN_SECONDS = 25 * 60
+TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
+# Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories.
+MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}"] for n in (1, 2, 4, 8)},
+          **{name: [f"--model={name}"] for name in ("stack_lstm", "queue_lstm", "deque_lstm")}}
+# Figure 2a: (coarse, fine) on training-length and on longer test sequences, for the best Deep
+# LSTM of each task (its layers) and the three memory LSTMs.
+PAPER = {
+    "copy": {"deep_lstm4": (0.98, 0.98, 0.01, 0.50), "stack_lstm": (0.89, 0.94, 0.00, 0.22),
+             "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+    "reverse": {"deep_lstm8": (0.95, 0.98, 0.04, 0.13), "stack_lstm": (1.00, 1.00, 1.00, 1.00),
+                "queue_lstm": (0.44, 0.61, 0.00, 0.01), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+    "bigram_flip": {"deep_lstm2": (0.54, 0.93, 0.02, 0.52), "stack_lstm": (0.44, 0.90, 0.00, 0.48),
+                    "queue_lstm": (0.55, 0.94, 0.55, 0.98), "deque_lstm": (0.55, 0.94, 0.53, 0.98)},
+    "svo_sov": {"deep_lstm8": (0.98, 0.99, 0.98, 0.99), "stack_lstm": (1.00, 1.00, 1.00, 1.00),
+                "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+    "gender_conjugation": {"deep_lstm8": (0.98, 0.99, 0.99, 0.99), "stack_lstm": (0.93, 0.97, 0.93, 0.97),
+                           "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
+}

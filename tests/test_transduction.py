@@ -1,0 +1,111 @@
+"""The transduction task and its files: coarse/fine scoring, the generator, and the command line
+from data to testing_stats.json, with its bad inputs."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nmtcore.config import Config
+from nmtcore.errors import UserError
+from nmtcore.tasks.transduction import TransductionTask
+
+from helpers import ROOT, run_nmt
+
+GENERATE = ROOT / "data" / "generate_transduction.py"
+
+
+def generate(out, *flags):
+    return subprocess.run([sys.executable, str(GENERATE), f"--out={out}", *flags], capture_output=True, text=True)
+
+
+def test_scores_are_the_papers_coarse_and_fine_accuracy_with_eos():
+    targets = [["a", "b"], ["a", "b"], ["a", "b"]]
+    # exact; stops one symbol early (its EOS is wrong at position 2 of 3); wrong from the start
+    scores = TransductionTask().score([["a", "b"], ["a"], ["b", "b"]], targets, "tgt")
+    assert scores["coarse_accuracy"] == pytest.approx(1 / 3)
+    assert scores["fine_accuracy"] == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert "coarse accuracy 0.3333" in TransductionTask().describe(scores)
+
+
+def test_symbols_are_whitespace_separated_with_no_tokenizer():
+    task = TransductionTask()
+    assert task.tokenize(["x1 x&2  x'3"], "src") == [["x1", "x&2", "x'3"]]
+    assert task.detokenize([["x1", "x&2"]], "tgt") == ["x1 x&2"]
+
+
+def test_the_generator_writes_every_split_the_same_for_the_same_seed(tmp_path):
+    for out in ("a", "b"):
+        assert generate(tmp_path / out, "--task=reverse", "--train=20", "--dev=5", "--test=5").returncode == 0
+    for name in ("train", "dev", "test", "test_long"):
+        src, tgt = ((tmp_path / "a" / f"{name}.{side}").read_text().splitlines() for side in ("src", "tgt"))
+        assert all(t.split() == s.split()[::-1] for s, t in zip(src, tgt))
+        assert (tmp_path / "b" / f"{name}.src").read_text() == "\n".join(src) + "\n"
+    long_lengths = [len(line.split()) for line in (tmp_path / "a" / "test_long.src").read_text().splitlines()]
+    assert min(long_lengths) >= 65 and max(long_lengths) <= 128
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--task=sorting"], "error: --task=sorting: unknown synthetic task"),
+    (["--task=copy", "--min_len=9", "--max_len=3"], "error: --min_len=9 > max_len=3"),
+    (["--task=gender_conjugation", "--vocab_size=2"], "error: --vocab_size=2: gender_conjugation needs a symbol"),
+])
+def test_bad_generator_flags_are_one_line_errors(tmp_path, flags, message):
+    proc = generate(tmp_path / "x", *flags)
+    assert proc.returncode == 1 and proc.stderr.startswith(message) and proc.stderr.count("\n") == 1
+
+
+def test_a_vocabulary_without_room_for_every_symbol_is_refused(tmp_path):
+    generate(tmp_path, "--task=copy", "--train=30", "--dev=5", "--test=5", "--vocab_size=8")
+    files = {f"{split}_set{side}": str(tmp_path / f"{split}.{ext}")
+             for split in ("train", "dev") for side, ext in (("1", "src"), ("2", "tgt"))}
+    config = Config().replace(task="transduction", vocab1_max=5)
+    with pytest.raises(UserError, match=r"--vocab1_max=5: too small for the symbols of .*train.src"):
+        TransductionTask().load_corpus(files, config)
+
+
+@pytest.fixture(scope="module")
+def copy_files(tmp_path_factory):
+    out = tmp_path_factory.mktemp("copy")
+    generate(out, "--task=copy", "--train=200", "--dev=20", "--test=20", "--min_len=2", "--max_len=6",
+             "--test_min_len=7", "--test_max_len=9", "--vocab_size=5")
+    return out
+
+
+def train_flags(data, working_dir, *extra):
+    return ["--do_training", "--task=transduction", f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt",
+            f"--dev_set1={data}/dev.src", f"--dev_set2={data}/dev.tgt", f"--working_dir={working_dir}",
+            "--embedding_size=8", "--units=16", "--memory_width=8", "--batch_size=20", "--learning_rate=0.01",
+            "--beam_size=1", *extra]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["stack_lstm", "queue_lstm"])
+def test_a_memory_lstm_trains_resumes_and_tests_through_the_command_line(copy_files, tmp_path, model):
+    wd = tmp_path / model
+    run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--max_epochs=2"))
+    run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--max_epochs=4"))  # resumes after epoch 2
+    stats = json.loads((wd / "training_stats.json").read_text())
+    dev = [row["dev_perplexity"] for row in stats["epochs"]]
+    assert len(dev) == 4 and dev[-1] < dev[0]
+    assert json.loads((wd / "hparams.json").read_text())["task"] == "transduction"
+    run_nmt("--do_testing", f"--test_set={copy_files}/test_long.src", f"--working_dir={wd}")
+    testing = json.loads((wd / "testing_stats.json").read_text())
+    assert testing["reference"] == f"{copy_files}/test_long.tgt" and testing["sentences"] == 20
+    assert 0 <= testing["coarse_accuracy"] <= testing["fine_accuracy"] <= 1
+    assert len((wd / "test_trans.txt").read_text().splitlines()) == 20
+
+
+def test_an_unknown_task_is_refused_by_the_flag_parser(tmp_path, copy_files):
+    proc = run_nmt(*train_flags(copy_files, tmp_path / "wd", "--task=sorting"), check=False)
+    assert proc.returncode == 2 and "--task: invalid choice: 'sorting'" in proc.stderr
+
+
+@pytest.mark.slow
+def test_training_another_model_into_a_working_dir_is_a_one_line_error(copy_files, tmp_path):
+    wd = tmp_path / "wd"
+    run_nmt(*train_flags(copy_files, wd, "--model=deep_lstm", "--max_epochs=1"))
+    proc = run_nmt(*train_flags(copy_files, wd, "--model=stack_lstm", "--max_epochs=2"), check=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert "holds an unfinished run of another configuration: --model (was 'deep_lstm', now 'stack_lstm')" in proc.stderr
