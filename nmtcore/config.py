@@ -92,6 +92,9 @@ class TrainingConfig:
                                          "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0)
     p0_loss: float = option(0.0, "--amortize: weight of B's loss from the unrefined proposal, L_B(b | p0)", 0, 1e6,
                             legacy=0.0)
+    both_directions: bool = option(
+        False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
+        "A), so that one model translates both ways", legacy=False)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
     monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never; not saved)", 0, 1e6,
                                 saved=False)
