@@ -160,3 +160,11 @@ def test_training_without_a_dev_file_or_with_a_second_side_is_a_one_line_error(t
                          (flags + [f"--train_set2={train}"], "error: --train_set2: the inflection task reads")):
         proc = run_nmt(*bad, check=False)
         assert proc.returncode == 1 and proc.stderr.startswith(message) and proc.stderr.count("\n") == 1
+
+
+def test_query_lines_are_lemma_tab_features_and_answers_are_forms():
+    task = InflectionTask()
+    assert task.tokenize(["ab\tpos=V,num=PL"], "und") == [["a", "b", "[pos=V]", "[num=PL]"]]
+    assert task.detokenize([[STEP, "a", "s", STEP]], "und") == ["as"]
+    with pytest.raises(UserError, match=r"^--query: 1 tab-separated column\(s\), expected 2"):
+        task.tokenize(["ab"], "und")
