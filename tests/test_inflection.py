@@ -63,7 +63,7 @@ def test_crlf_lines_read_like_lf(tmp_path):
 
 
 @pytest.mark.parametrize("line, message", [
-    ("gehen\tpos=V", r"train:2: 2 tab-separated column\(s\), expected 3"),
+    ("gehen\tpos=V", r"train:2: 2 tab-separated column\(s\), expected 3 \(LEMMA<TAB>FEATURES<TAB>FORM\)$"),
     ("gehen\tpos=V\tging\tx", r"train:2: 4 tab-separated column\(s\), expected 3"),
     ("gehen\tpos=V,,num=SG\tging", r"train:2: empty feature tag in 'pos=V,,num=SG'"),
     ("gehen\t\tging", r"train:2: empty feature tag in ''"),
@@ -166,5 +166,5 @@ def test_query_lines_are_lemma_tab_features_and_answers_are_forms():
     task = InflectionTask()
     assert task.tokenize(["ab\tpos=V,num=PL"], "und") == [["a", "b", "[pos=V]", "[num=PL]"]]
     assert task.detokenize([[STEP, "a", "s", STEP]], "und") == ["as"]
-    with pytest.raises(UserError, match=r"^--query: 1 tab-separated column\(s\), expected 2"):
+    with pytest.raises(UserError, match=r"^--query: 1 tab-separated column\(s\), expected 2 \(LEMMA<TAB>FEATURES\)$"):
         task.tokenize(["ab"], "und")

@@ -66,9 +66,10 @@ def parse_line(text, where, columns=(3,)):
     """
     fields = text.rstrip("\r").split("\t")
     if len(fields) not in columns:
-        wanted = " or ".join(map(str, columns))
-        raise UserError(f"{where}: {len(fields)} tab-separated column(s), expected {wanted} "
-                        "(LEMMA<TAB>FEATURES<TAB>FORM)")
+        layout = {(2,): "LEMMA<TAB>FEATURES", (3,): "LEMMA<TAB>FEATURES<TAB>FORM"}.get(
+            columns, "LEMMA<TAB>FEATURES[<TAB>FORM]")
+        raise UserError(f"{where}: {len(fields)} tab-separated column(s), expected "
+                        f"{' or '.join(map(str, columns))} ({layout})")
     lemma, features = fields[0], fields[1].split(FEATURE_SEPARATOR)
     form = fields[2] if len(fields) == 3 else None
     if not lemma or form == "":
