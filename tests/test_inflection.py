@@ -136,11 +136,15 @@ def train_flags(train, dev, working_dir, *extra):
 
 
 @pytest.mark.slow  # trains through the command line
-def test_train_then_predict_a_covered_file_in_input_order_and_score_a_full_one(tmp_path):
+def test_train_resume_then_predict_a_covered_file_in_input_order_and_score_a_full_one(tmp_path):
     train = write_lines(tmp_path / "train", SAMPLE)
     covered = write_lines(tmp_path / "test-covered", [row[:2] for row in SAMPLE[::-1]])
     wd = tmp_path / "wd"
-    run_nmt(*train_flags(train, train, wd, "--max_epochs=2"))
+    run_nmt(*train_flags(train, train, wd, "--max_epochs=1"))
+    vocabularies = [(wd / f"vocab{n}.txt").read_bytes() for n in (1, 2)]
+    assert "resuming" in run_nmt(*train_flags(train, train, wd, "--max_epochs=2")).stdout
+    assert [(wd / f"vocab{n}.txt").read_bytes() for n in (1, 2)] == vocabularies
+    assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
     run_nmt("--do_testing", f"--test_set={covered}", f"--working_dir={wd}")
     lines = (wd / "test_trans.txt").read_bytes().decode("utf-8").split("\n")
     assert lines[-1] == "" and len(lines) == len(SAMPLE) + 1
