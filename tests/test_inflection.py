@@ -70,6 +70,7 @@ def test_crlf_lines_read_like_lf(tmp_path):
     ("\tpos=V\tging", r"train:2: empty lemma"),
     ("gehen\tpos=V\t", r"train:2: empty form"),
     ("", r"train:2: 1 tab-separated column\(s\)"),
+    ("geh\ren\tpos=V\tging", r"train:2: a carriage return inside the line"),
 ])
 def test_bad_training_lines_are_one_line_errors_naming_file_and_line(tmp_path, line, message):
     (tmp_path / "train").write_text("gehen\tpos=V\tging\n" + line + "\n", encoding="utf-8")

@@ -70,6 +70,8 @@ def parse_line(text, where, columns=(3,)):
             columns, "LEMMA<TAB>FEATURES[<TAB>FORM]")
         raise UserError(f"{where}: {len(fields)} tab-separated column(s), expected "
                         f"{' or '.join(map(str, columns))} ({layout})")
+    if any("\r" in field for field in fields):  # a vocabulary file could not hold it
+        raise UserError(f"{where}: a carriage return inside the line")
     lemma, features = fields[0], fields[1].split(FEATURE_SEPARATOR)
     form = fields[2] if len(fields) == 3 else None
     if not lemma or form == "":
