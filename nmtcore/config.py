@@ -59,6 +59,9 @@ class ModelConfig:
                                1, 1e5, legacy=256)
     pop_bias: float = option(-1.0, "memory LSTMs: initial bias of the pop strengths (negative: pop little "
                              "at first)", -1e3, 1e3, legacy=-1.0)
+    # The hard-attention transducer's; older runs have no features.
+    feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "
+                                    "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100)
 
     def __post_init__(self):
         if self.autoencode:  # one model is A and B, so there is one PB table
@@ -127,7 +130,8 @@ class DataConfig:
     """The files a model was trained on, and what follows from them."""
 
     task: str = option("translation", "what the data is and how it is scored: translation (BLEU), "
-                       "transduction (coarse/fine accuracy)", legacy="translation")
+                       "transduction (coarse/fine accuracy), inflection (LEMMA<TAB>FEATURES<TAB>FORM files; accuracy, "
+                       "mean Levenshtein distance)", legacy="translation")
     train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")

@@ -14,7 +14,7 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     """Translate ``test_set``, write test_trans.txt and testing_stats.json, return the stats.
 
     The task reads the test set and its reference (a test set without one is translated but not
-    scored) and scores the translations.
+    scored), scores the translations and says what test_trans.txt's lines are.
     """
     config = translator.model.config
     target_language = config.data.lang1 if reverse else config.data.lang2
@@ -23,7 +23,7 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     hypotheses = translator.translate(sources, reverse=reverse, show_progress=True)
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
              "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B"}
-    write_text(os.path.join(working_dir, TRANSLATIONS), "".join(" ".join(h) + "\n" for h in hypotheses))
+    write_text(os.path.join(working_dir, TRANSLATIONS), "".join(line + "\n" for line in task.output_lines(sources, hypotheses)))
     if references is None:
         log(f"no reference found for {test_set} (looked for {reference}); translations written, no score")
     else:

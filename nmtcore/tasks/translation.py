@@ -31,6 +31,7 @@ class TranslationTask:
     """Sentence pairs in two languages (``lang1`` -> ``lang2``), scored by BLEU."""
 
     name = "translation"
+    required_files = ("train_set1", "train_set2", "dev_set1", "dev_set2")  # what --do_training needs
 
     def derived(self, data_files, loaded):
         """Settings that follow from the training files and the loaded corpus (hparams.json)."""
@@ -63,6 +64,10 @@ class TranslationTask:
     def describe(self, scores):
         return (f"BLEU = {scores['bleu']:.2f} (multi-bleu on tokenized text; detokenized sacreBLEU "
                 f"{scores['bleu_detokenized']:.2f})")
+
+    def output_lines(self, sources, hypotheses):
+        """The lines of --do_testing's test_trans.txt: one tokenized translation per test sentence."""
+        return [" ".join(h) for h in hypotheses]
 
     def tokenize(self, lines, language):
         """Raw sentences -> token lists, Moses-tokenized (and escaped) like the training data."""
