@@ -95,6 +95,10 @@ class TrainingConfig:
                                          "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0)
     p0_loss: float = option(0.0, "--amortize: weight of B's loss from the unrefined proposal, L_B(b | p0)", 0, 1e6,
                             legacy=0.0)
+    self_loss: float = option(
+        1.0, "--amortize, parallel pairs: weight of each language model's loss of its own sentence from the PB "
+        "refined on it (A's of the source; with --both_directions also B's of the target); 0: a language model "
+        "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0)
     both_directions: bool = option(
         False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
         "A), so that one model translates both ways", legacy=False)

@@ -122,7 +122,9 @@ class BoundRNNPB(NMTModel):
             return loss, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
         ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
         terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
-        loss += ce_b
+        # --self_loss: how much a language model also learns to generate its own sentence from
+        # the PB refined on that sentence, a PB that translation never gives it.
+        loss = t.self_loss * ce_a + self._prior(pb) + ce_b
         if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
@@ -130,7 +132,7 @@ class BoundRNNPB(NMTModel):
             _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
             terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
             terms["prediction_a_from_b"], _ = self.lm_a.sentence_losses(batch["src"], pb_b, rng)
-            loss += terms["prediction_b_from_b"] + terms["prediction_a_from_b"] + self._prior(pb_b)
+            loss += t.self_loss * terms["prediction_b_from_b"] + terms["prediction_a_from_b"] + self._prior(pb_b)
         if t.encoder_binding and self.config.model.amortize == "encoder":  # B's encoder, for B->A
             terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"]), t.encoder_binding)
             loss += terms["encoder_binding"]
