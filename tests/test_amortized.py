@@ -60,6 +60,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 2},
     {"amortize": "encoder", "refine_steps": 2, "refine_gradient": "stop", "encoder_binding": 1.0, "p0_loss": 0.5},
     {"amortize": "learned", "refine_steps": 2},
+    {"amortize": "encoder", "refine_steps": 2, "self_loss": 0.0},
     {"pb_prior": 0.1},
 ])
 def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
@@ -166,3 +167,15 @@ def test_both_directions_trains_what_b_to_a_translation_uses(both):
 def test_both_directions_needs_amortized_translation(changes):
     with pytest.raises(UserError, match="--both_directions"):
         build(both_directions=True, **changes)
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_self_loss_weighs_only_the_language_models_own_sentence_terms(both):
+    batch = batch_of(*corpus(8))
+    losses = {}
+    for weight in (1.0, 0.0):
+        per, _, terms = build(amortize="encoder", refine_steps=2, both_directions=both,
+                              self_loss=weight).sentence_losses(batch, "parallel")
+        losses[weight] = per.numpy()
+    own = terms["prediction_a"] + (terms["prediction_b_from_b"] if both else 0.0)
+    np.testing.assert_allclose(losses[1.0] - losses[0.0], own.numpy(), rtol=1e-5)
