@@ -111,13 +111,12 @@ class Memory:
         rows = tf.shape(strengths)[1]
         capacity = rows // 2 if self.two_sided else rows
         tf.debugging.assert_less(state.step, capacity, message="memory full: initial_state's capacity is too small")
-        # The rows each head writes, (H, rows) one-hot: they are empty (strength and value 0), so
-        # adding writes them. The values, the step's largest tensor, are passed over once for
-        # every head's push and once for every head's read (the deque's two heads at once).
-        pushed = tf.one_hot([self._push_row(head.push, state.step, capacity) for head in self.heads], rows,
-                            dtype=strengths.dtype)
-        strengths += tf.einsum("hn,bh->bn", pushed, d)
-        values += tf.einsum("hn,bhm->bnm", pushed, v)
+        # The rows the heads write (H,) are empty (strength and value 0), so adding writes them.
+        # The values, the step's largest tensor, are copied once by the scatter (whose gradient
+        # passes theirs through untouched) and read once by all heads' reads together.
+        written = tf.stack([self._push_row(head.push, state.step, capacity) for head in self.heads])
+        strengths += tf.einsum("hn,bh->bn", tf.one_hot(written, rows, dtype=strengths.dtype), d)
+        values = tf.tensor_scatter_nd_add(values, _row_indices(tf.shape(values)[0], written), v)
         weights = tf.stack([read_weights(strengths, head.pop) for head in self.heads], axis=1)
         return MemoryState(values, strengths, state.step + 1), tf.einsum("bhn,bnm->bhm", weights, values)
 
@@ -126,3 +125,9 @@ class Memory:
         if not self.two_sided:
             return step
         return capacity + step if end == TOP else capacity - 1 - step
+
+
+def _row_indices(batch, rows):
+    """(B, H, 2) indices of row ``rows[h]`` of every sequence b, for a scatter into (B, rows, m)."""
+    heads = tf.shape(rows)[0]
+    return tf.stack([tf.tile(tf.range(batch)[:, None], [1, heads]), tf.tile(rows[None, :], [batch, 1])], axis=-1)
