@@ -1,5 +1,6 @@
 """Ensembles (--ensemble): the majority vote over whole outputs, its tie rule, and --do_testing by
-the vote of tiny inflection working directories."""
+the vote of tiny inflection working directories. Only the tests that build models import
+TensorFlow (inside them): the vote's own tests run without it."""
 
 import json
 import shutil
