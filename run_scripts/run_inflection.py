@@ -93,10 +93,10 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS)
 def record(cell, note, results=RESULTS):
     """Keep ``cell`` in results/inflection.json, replacing the same set's (and model's) earlier one."""
     path = os.path.join(results, "inflection.json")
-    cells = json.load(open(path)) if os.path.isfile(path) else []
+    cells = json.load(open(path, encoding="utf-8")) if os.path.isfile(path) else []
     key = lambda c: (c["collection"], c["set"], c["model"])  # noqa: E731
     cells = [c for c in cells if key(c) != key(cell)]
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         json.dump([*cells, dict(cell, note=note)], f, indent=2, ensure_ascii=False)
         f.write("\n")
 
