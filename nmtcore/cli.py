@@ -16,6 +16,7 @@ from nmtcore.config import Config, DataConfig
 from nmtcore.errors import UserError
 from nmtcore.trainer import Trainer
 from nmtcore.translator import Translator
+from nmtcore.voting import VotingTranslator
 
 MODEL_ALIASES = {"rnnpbmt": "rnnpbnmt", "rnnpbmmt": "rnnpbnmt"}  # spellings in the thesis listings
 GROUPS = {"data": "data", "model": "model (saved in hparams.json)", "training": "training (saved in hparams.json)",
@@ -47,7 +48,10 @@ def build_parser(model_names, task_names=("translation",)):
     mode.add_argument("--analyze", action="store_true",
                       help="write the thesis's figures and PB diagnostics to <working_dir>/analysis "
                            "(on --test_set, default: the dev set)")
-    mode.add_argument("--working_dir", required=True, help="where the model and its statistics live")
+    mode.add_argument("--working_dir", required=True, help="where the model and its statistics live "
+                                                           "(with --ensemble: where the vote's test files go)")
+    mode.add_argument("--ensemble", help="--do_testing by the majority vote of these trained working directories "
+                                         "(comma-separated; a tie goes to the first listed)")
     mode.add_argument("--start_over", action="store_true",
                       help="--do_training into a --working_dir that holds a run: move that run to "
                            "<working_dir>.previous-N and train anew (without it, the run is resumed or refused)")
@@ -100,6 +104,9 @@ def run(models, tasks, args):
     config_lib.check_ranges(given)
     if args.do_testing and not args.test_set:
         raise UserError("--do_testing needs --test_set")
+    if args.ensemble is not None and (args.do_training or args.analyze or args.query is not None
+                                      or not args.do_testing):
+        raise UserError("--ensemble: only with --do_testing (not with --do_training, --analyze or --query)")
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
@@ -110,14 +117,35 @@ def run(models, tasks, args):
         train_command(models, tasks, given, args)
     if args.do_testing or args.analyze or args.query is not None:
         overrides = {f.name: given[f.name] for f in config_lib.fields(config_lib.InferenceConfig) if f.name in given}
-        model = workdir.load_model(args.working_dir, models, overrides)
-        translator, task = Translator(model), tasks[model.config.data.task]()
+        translator, task, members = load_translator(models, tasks, args, overrides)
         if args.do_testing:
-            prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
+            prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation,
+                            members=members)
         if args.analyze:
             analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref)
         if args.query is not None:
             prediction.query(translator, task, args.query, args.reverse_translation)
+
+
+def load_translator(models, tasks, args, overrides):
+    """(translator, task, the ensemble's working directories or None): the model of --working_dir,
+    or with --ensemble the majority vote of its members (``nmtcore.voting``)."""
+    if args.ensemble is None:
+        model = workdir.load_model(args.working_dir, models, overrides)
+        return Translator(model), tasks[model.config.data.task](), None
+    members = ensemble_members(args.ensemble)
+    loaded = workdir.load_ensemble(members, models, overrides)
+    task = tasks[loaded[0].config.data.task]()
+    os.makedirs(args.working_dir, exist_ok=True)  # it holds the vote's test files, and no model
+    return VotingTranslator([Translator(model) for model in loaded], task), task, members
+
+
+def ensemble_members(value):
+    """The working directories of ``--ensemble=DIR1,DIR2,...``, in order (which breaks ties)."""
+    members = value.split(",")
+    if "" in members:
+        raise UserError(f"--ensemble={value}: an empty directory name (give DIR1,DIR2,...)")
+    return members
 
 
 def _strategy(name):

@@ -10,11 +10,12 @@ TRANSLATIONS, STATS = "test_trans.txt", "testing_stats.json"
 OUTPUTS = (TRANSLATIONS, STATS)  # --do_testing's files in the working directory
 
 
-def test(translator, task, test_set, working_dir, reference=None, reverse=False, log=print):
+def test(translator, task, test_set, working_dir, reference=None, reverse=False, log=print, members=None):
     """Translate ``test_set``, write test_trans.txt and testing_stats.json, return the stats.
 
     The task reads the test set and its reference (a test set without one is translated but not
-    scored), scores the translations and says what test_trans.txt's lines are.
+    scored), scores the translations and says what test_trans.txt's lines are. ``members``: the
+    working directories of an ensemble whose vote ``translator`` is (``--ensemble``), recorded.
     """
     config = translator.model.config
     target_language = config.data.lang1 if reverse else config.data.lang2
@@ -22,7 +23,8 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     started = time.time()
     hypotheses = translator.translate(sources, reverse=reverse, show_progress=True)
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
-             "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B"}
+             "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B",
+             **({"ensemble": members} if members else {})}
     write_text(os.path.join(working_dir, TRANSLATIONS), "".join(line + "\n" for line in task.output_lines(sources, hypotheses)))
     if references is None:
         log(f"no reference found for {test_set} (looked for {reference}); translations written, no score")

@@ -83,6 +83,28 @@ def load_vocabularies(working_dir):
             Vocabulary.load(os.path.join(working_dir, "vocab2.txt")))
 
 
+def load_ensemble(working_dirs, models, overrides=None):
+    """The models of an ensemble's members (``--ensemble``), each as ``load_model`` gives it.
+
+    Refused in one line naming the directory: one without a trained model, one named twice (it
+    would vote twice), members trained on different tasks (their outputs are not comparable).
+    Models and vocabularies may differ: each member reads and writes with its own.
+    """
+    seen = set()
+    for working_dir in working_dirs:
+        if not is_trained(working_dir):
+            raise UserError(f"--ensemble: {working_dir} holds no trained model (no {HPARAMS})")
+        if os.path.realpath(working_dir) in seen:
+            raise UserError(f"--ensemble: {working_dir} is named twice (each member votes once)")
+        seen.add(os.path.realpath(working_dir))
+    first, task = working_dirs[0], load_config(working_dirs[0], models).data.task
+    for working_dir in working_dirs[1:]:
+        other = load_config(working_dir, models).data.task
+        if other != task:
+            raise UserError(f"--ensemble: {working_dir} was trained on --task={other}, {first} on --task={task}")
+    return [load_model(working_dir, models, overrides) for working_dir in working_dirs]
+
+
 def load_model(working_dir, models, overrides=None):
     """Rebuild the model of ``working_dir`` with its best weights.
 

@@ -6,12 +6,15 @@ copying of length-64 sequences, the longest of the paper's training lengths).
 
     python3 run_scripts/benchmark.py [--quick] [--exp1_dir runs/exp1_autoencode/rnnpb20000]
     python3 run_scripts/benchmark.py --part=memory_lstms [--quick]   # the memory-LSTM keys alone
+    python3 run_scripts/benchmark.py --part=hard_attention [--quick] [--inflection_dir DIR]
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
 With ``--exp1_dir`` the end-to-end figure is ``nmt.py --do_testing`` of that trained model on the
 2000 test sentences; without it, an untrained model of the same shape is tested in-process on
 ``--test_sentences`` sentences (recognition then runs to its iteration cap: a pessimistic figure).
+The hard-attention key is the characters of predicted forms per second of a whole in-process
+``--do_testing`` on German SIGMORPHON 2016 dev lines (``inflection/sigmorphon2016``).
 """
 
 import argparse
@@ -30,14 +33,16 @@ sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from nmtcore import addons, prediction, search, synthetic  # noqa: E402
+from nmtcore import addons, prediction, search, synthetic, workdir  # noqa: E402
 from nmtcore.config import Config  # noqa: E402
 from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
 from nmtcore.losses import summed_cross_entropy  # noqa: E402
+from nmtcore.tasks.inflection import InflectionTask  # noqa: E402
 from nmtcore.tasks.translation import TranslationTask  # noqa: E402
 from nmtcore.trainer import Trainer  # noqa: E402
 from nmtcore.translator import Translator  # noqa: E402
 from nmtcore.vocabulary import Vocabulary  # noqa: E402
+from hardattention import HardAttentionTransducer  # noqa: E402
 from memorylstm import DeepLSTMTransducer, MemoryLSTMTransducer  # noqa: E402
 from rnnpb import BoundRNNPB  # noqa: E402
 from rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
@@ -174,6 +179,34 @@ def bench_end_to_end(args, model, sentences, working_dir):
     return {"test_seconds_per_1000_sentences": 1000 * seconds / count}
 
 
+def bench_hard_attention(args, lines):
+    """Characters of the predicted forms per second of ``prediction.test`` (reading, greedy search,
+    writing, scoring) of the hard-attention transducer on the first ``lines`` German dev lines,
+    after one translation that traces the search (as ``timed`` warms up): with ``--inflection_dir``
+    that trained model, else an untrained one of the run scripts' SIGMORPHON sizes, which writes
+    up to the length cap of 3 x the input (a pessimistic figure)."""
+    prefix = os.path.join(args.data, "inflection", "sigmorphon2016", "german-task1-")
+    os.makedirs(args.out, exist_ok=True)
+    test_set = os.path.join(args.out, "german-task1-dev")
+    with open(prefix + "dev", encoding="utf-8") as f, open(test_set, "w", encoding="utf-8") as out:
+        out.writelines(f.readlines()[:lines])
+    if args.inflection_dir:
+        model = workdir.load_model(args.inflection_dir, {"hard_attention": HardAttentionTransducer})
+    else:
+        config = Config().replace(task="inflection", model="hard_attention", embedding_size=300, units=100,
+                                  num_layers=2, feature_size=100, beam_size=1, max_trans_ratio=3.0)
+        loaded = InflectionTask().load_corpus({"train_set1": prefix + "train", "dev_set1": prefix + "dev"}, config)
+        tf.random.set_seed(0)
+        model = HardAttentionTransducer(config, loaded.vocab1, loaded.vocab2)
+    translator, task = Translator(model), InflectionTask()
+    translator.translate(task.read_test(test_set, None, "und")[0][:1])
+    stats = prediction.test(translator, task, test_set, args.out, log=lambda m: None)
+    with open(os.path.join(args.out, prediction.TRANSLATIONS), encoding="utf-8") as f:
+        characters = sum(len(line.rstrip("\n").split("\t")[2]) for line in f)
+    return {"hard_attention_test_characters_per_second": characters / stats["testing_time"],
+            "hard_attention_test_lines_per_second": stats["sentences"] / stats["testing_time"]}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 2 minutes on 2 cores")
@@ -184,14 +217,18 @@ def main():
     parser.add_argument("--save", action="store_true",
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
-    parser.add_argument("--part", choices=["all", "memory_lstms"], default="all",
-                        help="memory_lstms: only the memory-LSTM training steps (no thesis data needed), "
-                             "saved apart from the other keys")
+    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention"], default="all",
+                        help="memory_lstms: only the memory-LSTM training steps (no thesis data needed); "
+                             "hard_attention: only its test speed; either saved apart from the other keys")
+    parser.add_argument("--inflection_dir", help="trained hard-attention working directory for its test speed")
     args = parser.parse_args()
     results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
     if args.part == "all":
         results.update(bench_thesis_models(args))
-    results.update(bench_memory_lstms(64 if args.quick else 256, 10, 5 if args.quick else 20))
+    if args.part in ("all", "memory_lstms"):
+        results.update(bench_memory_lstms(64 if args.quick else 256, 10, 5 if args.quick else 20))
+    if args.part in ("all", "hard_attention"):
+        results.update(bench_hard_attention(args, 200 if args.quick else 1597))
     width = max(map(len, results))
     for key, value in results.items():
         print(f"{key:<{width}}  {value:.4g}" if isinstance(value, float) else f"{key:<{width}}  {value}")

@@ -10,16 +10,13 @@ again) within TRAIN_SECONDS, test on the training-length and on the longer test 
 record the commands, coarse and fine accuracy of both, epochs, and train and test seconds. A cell
 already in the results file is replaced; other cells are kept.
 
-The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
-only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
-(the toolkit stops between steps; the partial epoch is lost, the run stays resumable). Such a cell
-is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
+The time budget (``budgeted_runs.py``) counts finished epochs; a cell that training stops at
+the budget is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
 """
 
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -27,13 +24,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-sys.path.insert(0, ROOT)
+from budgeted_runs import NMT, run_test, shown, train_within_budget  # noqa: E402
 from run_experiment import machine  # noqa: E402
 from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
-import nmt  # noqa: E402
-from nmtcore import training, workdir  # noqa: E402
 
-NMT = os.path.join(ROOT, "nmt.py")
 TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
 
 
@@ -50,57 +44,10 @@ def train_command(model, data, working_dir):
     return [sys.executable, "-u", NMT, *TRAINING, *MODELS[model], *files, f"--working_dir={working_dir}"]
 
 
-def progress(working_dir):
-    """(the run's training statistics or None, whether it is finished)."""
-    stats = training.load_stats(working_dir) if workdir.is_trained(working_dir) else None
-    return stats, bool(stats) and training.is_finished(stats, workdir.load_config(working_dir, nmt.models()))
-
-
-def remaining_seconds(stats):
-    """Seconds of the budget left, 0 when one more epoch as long as the last would not fit."""
-    if not stats:
-        return TRAIN_SECONDS
-    left = TRAIN_SECONDS - stats["total_seconds"]
-    return left if left >= stats["epochs"][-1]["seconds"] else 0
-
-
-def train_within_budget(command, working_dir, log):
-    """Train (or resume) until the run finishes or the budget is spent; True if the budget stopped it."""
-    stats, finished = progress(working_dir)
-    left = 0 if finished else remaining_seconds(stats)
-    if left <= 0:
-        return not finished
-    log(" ".join(command))
-    with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            returncode = proc.wait(timeout=left)
-        except subprocess.TimeoutExpired:
-            proc.terminate()  # stops between steps; the last finished epoch is kept
-            proc.wait()
-            return True
-    if returncode != 0:
-        raise subprocess.CalledProcessError(returncode, command)
-    return False
-
-
 def test(data, working_dir, name):
-    """``--do_testing`` on ``data/name.src``: (command, its testing_stats.json), also kept as
-    ``testing_stats_<name>.json`` (each test writes testing_stats.json anew)."""
+    """``--do_testing`` on ``data/name.src``: (command, its testing_stats.json)."""
     command = [sys.executable, "-u", NMT, *TESTING, f"--test_set={data}/{name}.src", f"--working_dir={working_dir}"]
-    with open(os.path.join(working_dir, f"test_log_{name}.txt"), "w") as out:
-        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
-    stats_path = os.path.join(working_dir, "testing_stats.json")
-    shutil.copy(stats_path, os.path.join(working_dir, f"testing_stats_{name}.json"))
-    with open(stats_path) as f:
-        return command, json.load(f)
-
-
-def relative(argument):
-    """A command's argument with its absolute path (bare, or a flag's value) relative to here."""
-    flag, _, value = argument.rpartition("=")
-    return f"{flag}={os.path.relpath(value)}" if flag and os.path.isabs(value) else (
-        os.path.relpath(argument) if os.path.isabs(argument) else argument)
+    return command, run_test(command, working_dir, name)
 
 
 def run_cell(task, model, work, log):
@@ -109,20 +56,19 @@ def run_cell(task, model, work, log):
     generate(task, data)
     train = train_command(model, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
-    stopped = train_within_budget(train, working_dir, log)
+    stopped = train_within_budget(train, working_dir, TRAIN_SECONDS, log)
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
-    rel = lambda cmd: " ".join(map(relative, cmd))  # noqa: E731
-    cell = {"task": task, "model": model, "generate_command": rel(
+    cell = {"task": task, "model": model, "generate_command": shown(
                 ["python3", "data/generate_transduction.py", f"--task={task}", f"--out={data}", *GENERATE]),
-            "train_command": rel(train), "stopped": "time budget" if stopped else "finished",
+            "train_command": shown(train), "stopped": "time budget" if stopped else "finished",
             "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
             "best_dev_perplexity": stats["best_dev_perplexity"], "train_seconds": round(stats["total_seconds"]),
             "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     for key, name in TEST_SETS.items():
         command, scores = test(data, working_dir, name)
         cell[key] = {"coarse": scores["coarse_accuracy"], "fine": scores["fine_accuracy"],
-                     "test_seconds": round(scores["testing_time"]), "test_command": rel(command)}
+                     "test_seconds": round(scores["testing_time"]), "test_command": shown(command)}
     return cell
 
 

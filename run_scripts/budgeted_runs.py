@@ -1,0 +1,84 @@
+"""What the run scripts of trained-and-tested cells share (``run_transduction.py``,
+``run_inflection.py``): training within a time budget, tests whose files are kept under their
+own names, and commands recorded relative to the current directory.
+
+The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
+only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
+(the toolkit stops between steps; the partial epoch is lost, the run stays resumable).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import nmt  # noqa: E402
+from nmtcore import training, workdir  # noqa: E402
+
+NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
+
+
+def progress(working_dir):
+    """(the run's training statistics or None, whether it is finished)."""
+    stats = training.load_stats(working_dir) if workdir.is_trained(working_dir) else None
+    return stats, bool(stats) and training.is_finished(stats, workdir.load_config(working_dir, nmt.models()))
+
+
+def remaining_seconds(stats, budget):
+    """Seconds of ``budget`` left, 0 when one more epoch as long as the last would not fit."""
+    if not stats:
+        return budget
+    left = budget - stats["total_seconds"]
+    return left if left >= stats["epochs"][-1]["seconds"] else 0
+
+
+def train_within_budget(command, working_dir, budget, log):
+    """Train (or resume) until the run finishes or ``budget`` seconds are spent; True if the budget
+    stopped it."""
+    stats, finished = progress(working_dir)
+    left = 0 if finished else remaining_seconds(stats, budget)
+    if left <= 0:
+        return not finished
+    log(" ".join(command))
+    os.makedirs(working_dir, exist_ok=True)
+    with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            returncode = proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # stops between steps; the last finished epoch is kept
+            proc.wait()
+            return True
+    if returncode != 0:
+        raise subprocess.CalledProcessError(returncode, command)
+    return False
+
+
+def run_test(command, working_dir, name):
+    """Run a ``--do_testing`` command writing into ``working_dir``; return its testing_stats.json,
+    also kept as ``testing_stats_<name>.json`` and the outputs as ``test_trans_<name>.txt``
+    (each test writes testing_stats.json and test_trans.txt anew)."""
+    os.makedirs(working_dir, exist_ok=True)
+    with open(os.path.join(working_dir, f"test_log_{name}.txt"), "w") as out:
+        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+    for stem, ext in (("testing_stats", ".json"), ("test_trans", ".txt")):
+        shutil.copy(os.path.join(working_dir, stem + ext), os.path.join(working_dir, f"{stem}_{name}{ext}"))
+    with open(os.path.join(working_dir, "testing_stats.json")) as f:
+        return json.load(f)
+
+
+def relative(argument):
+    """A command's argument with its absolute path (bare, or a flag's value; a comma-separated
+    list of paths too) relative to the current directory."""
+    flag, _, value = argument.rpartition("=")
+    if flag and os.path.isabs(value.split(",")[0]):
+        return f"{flag}={','.join(os.path.relpath(v) for v in value.split(','))}"
+    return os.path.relpath(argument) if os.path.isabs(argument) else argument
+
+
+def shown(command):
+    """A command as recorded: one string, its paths relative."""
+    return " ".join(map(relative, command))

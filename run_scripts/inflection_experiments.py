@@ -1,0 +1,73 @@
+"""The inflection experiments of Aharoni & Goldberg 2017 (tables 1-3), data set by data set, as data
+for ``run_inflection.py``: SIGMORPHON 2016 (10 languages), CELEX (5 folds, each holding the 4
+inflection types) and Wiktionary (the three sets we have), with the paper's figures beside them.
+
+Every set: 5 hard-attention models (seeds 1-5), each trained within TRAIN_SECONDS and tested on
+dev; their majority vote (``--ensemble``, the paper's 5-model ensembles) tested on dev; the
+predictions of the best dev configuration (the vote, or the first model if it was better) for the
+set's ``*-covered`` test file kept under ``run_scripts/results/inflection/``.
+
+What differs from the paper, and why: Adam at 0.001 with batches of 32 (the paper: ADADELTA,
+one example per update); early stopping after 5 epochs without a better dev perplexity of the
+action sequences, within a budget of 20 minutes of training per model (the paper: up to 100
+epochs, keeping the epoch of best dev accuracy; on the 2 shared cores a German epoch took about
+80 s, so the budget allows about 15); feature embeddings summed into one vector of 100 (the
+paper: 20 per feature, concatenated). Character embeddings: 300, and 100 for CELEX, as the paper.
+"""
+
+# Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch.
+TRAINING = ("--do_training --task=inflection --model=hard_attention --units=100 --num_layers=2 "
+            "--feature_size=100 --batch_size=32 --learning_rate=0.001 --beam_size=1 --max_trans_ratio=3 "
+            "--early_stopping_steps=5").split()
+TESTING = ["--do_testing", "--device=cpu"]
+# Training time of one model (its finished epochs): the issue's bound for a SIGMORPHON language.
+# The same for every set, so Wiktionary's larger sets (de_verb 44 k, nl_verb 80 k training lines,
+# about 4 and 8 minutes an epoch) get few epochs; run_inflection.py --train_seconds gives more.
+TRAIN_SECONDS = 20 * 60
+SEEDS = (1, 2, 3, 4, 5)  # the ensemble's members, in the order that breaks the vote's ties
+
+SIGMORPHON_LANGUAGES = ("russian", "german", "spanish", "georgian", "finnish", "turkish", "hungarian", "navajo",
+                        "arabic", "maltese")  # table 3's order
+# collection -> its folder under the data root, the character embedding size (section 4), and
+# for each set its (train, dev, covered test) file names.
+COLLECTIONS = {
+    "sigmorphon2016": {"folder": "sigmorphon2016", "embedding_size": 300, "sets": {
+        language: tuple(f"{language}-task1-{part}" for part in ("train", "dev", "test-covered"))
+        for language in SIGMORPHON_LANGUAGES}},
+    "celex": {"folder": "celex", "embedding_size": 100, "sets": {
+        f"fold{n}": tuple(f"fold{n}.{part}" for part in ("train", "dev", "test-covered")) for n in range(5)}},
+    "wiktionary": {"folder": "wiktionary", "embedding_size": 300, "sets": {
+        name: tuple(f"{name}.{part}" for part in ("train", "dev", "test-covered"))
+        for name in ("de_noun", "de_verb", "nl_verb")}},
+}
+
+# The paper's test accuracies (%) of its 5-model hard-attention ensembles, and beside them the
+# other systems' of its tables. CELEX: one figure for the five folds (their average), the mean of
+# the four types' (13SIA 85.8, 2PIE 95.1, 2PKE 89.5, rP 87.2); a fold's 4000 dev lines hold 1000 of
+# each type, so its accuracy is the mean of the types' too.
+PAPER = {
+    "sigmorphon2016": {
+        "hard": dict(zip(SIGMORPHON_LANGUAGES, (92.21, 96.58, 98.92, 98.12, 95.91, 97.99, 96.25, 93.01, 98.77, 88.32))),
+        "soft": dict(zip(SIGMORPHON_LANGUAGES, (92.18, 96.51, 98.88, 98.88, 96.99, 99.37, 97.01, 95.41, 99.3, 88.86))),
+        "average": {"hard": 95.61, "soft": 96.34, "MED": 95.56}},
+    "celex": {"hard": {}, "average": {"hard": 89.44, "LAT": 88.3, "WFST": 87.65, "MED": 87.62}},
+    "wiktionary": {"hard": {"de_noun": 88.87, "de_verb": 97.35, "nl_verb": 97.03},
+                   "average": {"hard (its average of these 3 sets)": 94.42}},
+}
+
+
+def files(collection, name, data_root):
+    """(train, dev, covered test) paths of a set under ``data_root`` (the inflection folder)."""
+    spec = COLLECTIONS[collection]
+    return tuple(f"{data_root}/{spec['folder']}/{file}" for file in spec["sets"][name])
+
+
+def training_flags(collection, seed):
+    """The training flags of one member (data and working directory apart)."""
+    return [*TRAINING, f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
+
+
+def predictions_name(covered):
+    """The name of a covered test file's predictions: ``german-task1-test-covered`` ->
+    ``german-task1-test-predictions``."""
+    return covered.replace("covered", "predictions")

@@ -1,0 +1,154 @@
+"""run_scripts/run_inflection.py's bookkeeping, on a fake data layout that the test writes, with
+training and testing replaced by stand-ins that write what nmt.py would: which commands run,
+which configuration's predictions are kept and where, what is recorded, and how
+results_table.py shows it beside the paper's figures."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "run_scripts"))
+import inflection_experiments  # noqa: E402
+import results_table  # noqa: E402
+import run_inflection  # noqa: E402
+
+COVERED = ["gehen\tpos=V,tense=PST", "Haus\tpos=N,num=PL", "spielen\tpos=V,per=3"]
+
+
+def fake_layout(root, collection, name):
+    """The set's train, dev and covered test files under ``root``, three lines each."""
+    full = [f"{line}\tx" for line in COVERED]
+    for path, lines in zip(inflection_experiments.files(collection, name, str(root)), (full, full, COVERED)):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def flag(command, name):
+    return next(a.split("=", 1)[1] for a in command if a.startswith(f"--{name}="))
+
+
+class FakeRuns:
+    """Stand-ins for training (writes training_stats.json; the second member runs out of time)
+    and for a --do_testing run (writes test_trans_NAME.txt, the working directory's name as
+    each prediction; an accuracy per working directory). They keep the commands."""
+
+    def __init__(self, accuracies):
+        self.accuracies, self.trained, self.tested = accuracies, [], []
+
+    def train_within_budget(self, command, working_dir, budget, log):
+        self.trained.append((command, working_dir, budget))
+        os.makedirs(working_dir, exist_ok=True)
+        Path(working_dir, "training_stats.json").write_text(json.dumps(
+            {"epochs": [{"seconds": 10}] * 3, "best_epoch": 2, "best_dev_perplexity": 1.5, "total_seconds": 30}))
+        return working_dir.endswith("seed2")
+
+    def run_test(self, command, working_dir, name):
+        self.tested.append((command, working_dir, name))
+        os.makedirs(working_dir, exist_ok=True)
+        inputs = [line.split("\t")[:2] for line in Path(flag(command, "test_set")).read_text("utf-8").splitlines()]
+        configuration = os.path.basename(working_dir)
+        Path(working_dir, f"test_trans_{name}.txt").write_text(
+            "".join("\t".join([*fields, configuration]) + "\n" for fields in inputs), encoding="utf-8")
+        return {"accuracy": self.accuracies[configuration], "mean_levenshtein": 0.25, "testing_time": 2.0,
+                "sentences": len(inputs)}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    def make(accuracies):
+        runs = FakeRuns(accuracies)
+        monkeypatch.setattr(run_inflection, "train_within_budget", runs.train_within_budget)
+        monkeypatch.setattr(run_inflection, "run_test", runs.run_test)
+        monkeypatch.setattr(run_inflection, "machine", lambda: "M")
+        return runs
+    return make
+
+
+def test_a_set_trains_its_members_votes_on_dev_and_keeps_the_votes_test_predictions(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "german")
+    runs = fake({"seed1": 0.5, "seed2": 0.75, "seed3": 0.5, "ensemble": 0.8})
+    cell = run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"), 3, 600,
+                                  print, results=str(tmp_path / "results"))
+    train, dev, covered = inflection_experiments.files("sigmorphon2016", "german", str(tmp_path / "data"))
+    members = [str(tmp_path / "work" / "inflection" / "sigmorphon2016" / "german" / f"seed{n}") for n in (1, 2, 3)]
+    trained = [(flag(c, "seed"), flag(c, "train_set1"), flag(c, "dev_set1"), flag(c, "working_dir"),
+                flag(c, "embedding_size"), budget) for c, _, budget in runs.trained]
+    assert trained == [(str(n), train, dev, d, "300", 600) for n, d in zip((1, 2, 3), members)]
+    assert all("--model=hard_attention" in c and "--task=inflection" in c for c, _, _ in runs.trained)
+    vote_dir = os.path.join(os.path.dirname(members[0]), "ensemble")
+    assert [(flag(c, "test_set"), d, name) for c, d, name in runs.tested] == [
+        *[(dev, d, "dev") for d in members], (dev, vote_dir, "dev"), (covered, vote_dir, "test")]
+    assert flag(runs.tested[3][0], "ensemble") == flag(runs.tested[4][0], "ensemble") == ",".join(members)
+    kept = tmp_path / "results" / "inflection" / "sigmorphon2016" / "german-task1-test-predictions"
+    assert kept.read_text(encoding="utf-8").splitlines() == [f"{line}\tensemble" for line in COVERED]
+    assert [(m["seed"], m["stopped"], m["dev"]["accuracy"]) for m in cell["members"]] == [
+        (1, "finished", 0.5), (2, "time budget", 0.75), (3, "finished", 0.5)]
+    assert cell["ensemble"]["accuracy"] == 0.8 and "--ensemble=" in cell["ensemble"]["test_command"]
+    assert cell["predictions"] == {"file": os.path.relpath(kept, ROOT), "configuration": "ensemble", "lines": 3,
+                                   "test_seconds": 2.0, "test_command": cell["predictions"]["test_command"]}
+    assert cell["members"][0]["train_command"].endswith(f"--working_dir={os.path.relpath(members[0])}")
+
+
+def test_a_member_better_on_dev_than_the_vote_gives_the_predictions_and_one_member_has_no_vote(tmp_path, fake):
+    fake_layout(tmp_path / "data", "celex", "fold3")
+    runs = fake({"seed1": 0.5, "seed2": 0.9, "ensemble": 0.8})
+    cell = run_inflection.run_set("celex", "fold3", str(tmp_path / "data"), str(tmp_path / "work"), 2, 600, print,
+                                  results=str(tmp_path / "results"))
+    assert cell["predictions"]["configuration"] == "seed2" and flag(runs.trained[0][0], "embedding_size") == "100"
+    assert "--ensemble" not in " ".join(runs.tested[-1][0])
+    kept = tmp_path / "results" / "inflection" / "celex" / "fold3.test-predictions"
+    assert kept.read_text(encoding="utf-8").splitlines() == [f"{line}\tseed2" for line in COVERED]
+    runs = fake({"seed1": 0.5})
+    cell = run_inflection.run_set("celex", "fold3", str(tmp_path / "data"), str(tmp_path / "work"), 1, 600, print,
+                                  results=str(tmp_path / "results"))
+    assert cell["ensemble"] is None and cell["predictions"]["configuration"] == "seed1"
+    assert [name for _, _, name in runs.tested] == ["dev", "test"]
+
+
+def test_the_vote_wins_a_tie_with_a_member():
+    members = [{"seed": 1, "dev": {"accuracy": 0.7}}, {"seed": 2, "dev": {"accuracy": 0.8}}]
+    assert run_inflection.best_configuration(members, ["a", "b"], {"accuracy": 0.8}, "v") == (
+        "ensemble", "v", ["--ensemble=a,b"])
+    assert run_inflection.best_configuration(members, ["a", "b"], {"accuracy": 0.75}, "v") == ("seed2", "b", [])
+    assert run_inflection.best_configuration(members[:1] * 2, ["a", "b"], None, "v") == ("seed1", "a", [])
+
+
+def test_recording_a_set_replaces_its_earlier_cell_and_keeps_the_others(tmp_path):
+    cell = {"collection": "celex", "set": "fold0", "model": "hard_attention", "value": 1}
+    other = dict(cell, set="fold1")
+    for recorded in (cell, other, dict(cell, value=2)):
+        run_inflection.record(recorded, "N", results=str(tmp_path))
+    assert json.loads((tmp_path / "inflection.json").read_text()) == [dict(other, note="N"),
+                                                                      dict(cell, value=2, note="N")]
+
+
+def test_every_set_has_its_three_files_and_a_predictions_name_of_its_own():
+    names = set()
+    for collection, spec in inflection_experiments.COLLECTIONS.items():
+        assert len(spec["sets"]) == {"sigmorphon2016": 10, "celex": 5, "wiktionary": 3}[collection]
+        for name in spec["sets"]:
+            train, dev, covered = inflection_experiments.files(collection, name, "D")
+            assert covered.endswith("test-covered") and train.endswith("train") and dev.endswith("dev")
+            names.add(inflection_experiments.predictions_name(os.path.basename(covered)))
+    assert len(names) == 18 and not any("covered" in n for n in names)
+
+
+def test_a_recorded_set_sits_beside_the_papers_figures_and_the_others_say_not_run_yet(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "german")
+    fake({"seed1": 0.5, "seed2": 0.75, "ensemble": 0.9})
+    cell = dict(run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"), 2,
+                                       600, print, results=str(tmp_path / "results")), note="Why.")
+    lines = results_table.inflection_table([cell])
+    row = next(line for line in lines if line.startswith("| german |"))
+    assert [c.strip() for c in row.strip("|").split("|")][1:] == [
+        "50.00", "**90.00** (2)", "96.58", "96.51", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble"]
+    assert "not run yet" in next(line for line in lines if line.startswith("| russian |"))
+    assert "| average | | 90.00 (1 of 10 sets) |" in "\n".join(lines)
+    assert "Paper's averages: hard 95.61, soft 96.34, MED 95.56." in "\n".join(lines)
+    text = "\n".join(lines)
+    assert cell["members"][1]["train_command"] in text and cell["predictions"]["test_command"] in text and "Why." in text
