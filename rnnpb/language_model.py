@@ -8,7 +8,7 @@ the same model as concatenating it at every step.
 
 import tensorflow as tf
 
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 from nmtcore.losses import decoder_inputs, summed_cross_entropy
 
 
@@ -19,7 +19,7 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
         super().__init__(**kwargs)
         self.num_pb, self.sigma = num_pb, sigma
         self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-        self.lstm = StackedLSTM(units, num_layers, dropout=dropout, constant_dim=num_pb, name="lstm")
+        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb, name="lstm")
         self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
         self.embedding.build([None])
         self.lstm.build([None, None, embedding_size])
