@@ -20,9 +20,11 @@ def models():
 
 def tasks():
     """Task names -> classes (``nmtcore.tasks``); new tasks register here."""
+    from nmtcore.tasks.question_formation import QuestionFormationTask
     from nmtcore.tasks.transduction import TransductionTask
     from nmtcore.tasks.translation import TranslationTask
-    return {"translation": TranslationTask, "transduction": TransductionTask}
+    return {"translation": TranslationTask, "transduction": TransductionTask,
+            "question_formation": QuestionFormationTask}
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def run(models, tasks, args):
     if args.do_testing or args.analyze or args.query is not None:
         overrides = {f.name: given[f.name] for f in config_lib.fields(config_lib.InferenceConfig) if f.name in given}
         model = workdir.load_model(args.working_dir, models, overrides)
-        translator, task = Translator(model), tasks[model.config.data.task]()
+        translator, task = Translator(model), tasks[model.config.data.task](model.config)
         if args.do_testing:
             prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation)
         if args.analyze:
@@ -142,7 +142,7 @@ def train_command(models, tasks, given, args):
     config = Config.from_flat(given)
     if config.model.model not in models:
         raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(models)})")
-    task = tasks[config.data.task]()
+    task = tasks[config.data.task](config)
     strategy = _strategy(args.distribute)  # first: a multi-worker strategy must precede other TF work
     working_dir = workdir.for_worker(args.working_dir, strategy)
     # Locked before anything is read, written or moved; a directory that --start_over renames away

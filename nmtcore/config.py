@@ -134,7 +134,8 @@ class DataConfig:
     """The files a model was trained on, and what follows from them."""
 
     task: str = option("translation", "what the data is and how it is scored: translation (BLEU), "
-                       "transduction (coarse/fine accuracy)", legacy="translation")
+                       "transduction (coarse/fine accuracy), question_formation (full-sentence and first-word "
+                       "accuracy, which auxiliary moved)", legacy="translation")
     train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
@@ -143,6 +144,8 @@ class DataConfig:
     mono_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     vocab1_max: typing.Optional[int] = option(None, "source vocabulary size", 1, 1e8)
     vocab2_max: typing.Optional[int] = option(None, "target vocabulary size", 1, 1e8)
+    grammar: typing.Optional[str] = option(None, "--task=question_formation: the grammar (question.gr) whose "
+                                           "parses give each input's main and first auxiliary", legacy=None)
     lang1: str = option("en", "source language code", flag=False)
     lang2: str = option("en", "target language code", flag=False)
     # Row counts the models size their PB tables by.

@@ -17,8 +17,8 @@ from nmtcore.vocabulary import END_ID, PAD_ID
 BUCKET_BOUNDARIES = [6, 8, 10, 12, 15, 20, 30, 50]
 
 
-def read_sentences(path):
-    """Read one tokenized sentence per line (UTF-8, LF or CRLF, optional BOM) as token lists.
+def read_lines(path):
+    """Read the lines of a text file (UTF-8, LF or CRLF, optional BOM), each with a word.
 
     Raises a UserError naming file and line for a missing file, undecodable bytes or an empty
     line: an empty sentence in a corpus is almost always a broken file.
@@ -32,19 +32,23 @@ def read_sentences(path):
     lines = raw.split(b"\n")
     if lines and lines[-1] in (b"", b"\r"):
         lines.pop()
-    sentences = []
+    texts = []
     for number, line in enumerate(lines, start=1):
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as e:
             raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
-        tokens = text.split()
-        if not tokens:
+        if not text.split():
             raise UserError(f"{path}:{number}: empty line")
-        sentences.append(tokens)
-    if not sentences:
+        texts.append(text.rstrip("\r"))
+    if not texts:
         raise UserError(f"{path}: file is empty")
-    return sentences
+    return texts
+
+
+def read_sentences(path):
+    """Read one tokenized sentence per line (``read_lines``) as token lists."""
+    return [line.split() for line in read_lines(path)]
 
 
 def read_parallel(path1, path2):

@@ -107,3 +107,11 @@ def test_a_tiny_attention_model_learns_to_reverse_exactly(cell, attention):
     sentences = [list(rng.choice(SYMBOLS, rng.integers(2, 6))) for _ in range(100)]
     outputs = translator_of(model).translate(sentences)
     assert outputs == [s[::-1] for s in sentences]
+
+
+@pytest.mark.parametrize("flag", ["--cell=tree", "--attention=global"])
+def test_unknown_cells_and_attentions_are_refused_by_the_flag_parser(flag, capsys):
+    from nmtcore.cli import build_parser
+    with pytest.raises(SystemExit) as stop:
+        build_parser(["encdec"]).parse_args(["--do_training", flag])
+    assert stop.value.code == 2 and "invalid choice" in capsys.readouterr().err

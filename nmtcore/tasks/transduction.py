@@ -30,7 +30,7 @@ class TransductionTask(TranslationTask):
                                 f"{data_files[f'train_set{side}']} (a transduction must be able to output each)")
         return loaded
 
-    def score(self, hypotheses, references, target_language):
+    def score(self, sources, hypotheses, references, target_language):
         """{coarse_accuracy, fine_accuracy} (§4.3). Both sides get the EOS the paper counts: a
         translation ends at the ``<end>`` the model emitted, or at the length cap, which
         ``--max_trans_ratio`` > 1 puts beyond every target of these tasks, where the output is
