@@ -30,15 +30,16 @@ class EncoderDecoder(NMTModel):
         # of the models before attention, so that their initial weights stay the same).
         self.encode(tf.constant([[3]]))
         self.tgt_embedding.build([None])
-        self.decoder.build([None, p.embedding_size + (p.units if p.attention != "none" else 0)])
+        self.decoder.build([None, p.embedding_size + (p.units if self.attentive else 0)])
         self.output_layer.build([None, p.units])
-        if p.attention != "none":
+        if self.attentive:
             self.attention = (LocationAttention(p.attention_positions, name="attention") if p.attention == "location"
                               else ContentAttention(p.units, name="attention"))
             self.attention.build_for(p.embedding_size + p.units, p.units)
 
     @property
     def attentive(self):
+        """Whether the decoder attends to the encoder outputs (--attention other than none)."""
         return self.config.model.attention != "none"
 
     def _run_encoder(self, src, rng=None):

@@ -12,7 +12,7 @@ from nmtcore.errors import UserError
 from nmtcore.grammar import Grammar, words
 from nmtcore.tasks.question_formation import QuestionFormationTask
 
-from helpers import ROOT, SHARED_DATA, models, tiny_config, translator_of
+from helpers import ROOT, SHARED_DATA, models, run_nmt, tiny_config, translator_of
 
 GENERATE = ROOT / "data" / "generate_questions.py"
 QUESTIONS = SHARED_DATA / "question_formation"
@@ -212,3 +212,29 @@ def test_testing_on_inputs_only_writes_input_tab_prediction_in_input_order(tiny,
     assert all(line.count("\t") == 1 for line in lines)
     written = json.loads((tmp_path / prediction.STATS).read_text())
     assert written["categorised"] == stats["categorised"] == 10 and "full_sentence_accuracy" in written
+
+
+@pytest.mark.slow
+def test_an_attention_model_trains_tests_and_answers_queries_through_the_command_line(tiny, tmp_path):
+    data = tmp_path / "data"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    proc = generate(f"--out={data}", f"--grammar={tiny}", f"--data_dir={shared}", "--train=40", "--dev=8",
+                    "--test=8", "--gen=8")
+    assert proc.returncode == 0, proc.stderr
+    wd = tmp_path / "wd"
+    run_nmt("--do_training", "--task=question_formation", f"--grammar={tiny}", "--model=encdec", "--cell=gru",
+            "--attention=content", "--embedding_size=8", "--units=8", "--num_layers=1", "--batch_size=8",
+            "--max_epochs=1", "--beam_size=2", f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt",
+            f"--dev_set1={data}/dev.src", f"--dev_set2={data}/dev.tgt", f"--working_dir={wd}")
+    saved = json.loads((wd / "hparams.json").read_text())
+    assert (saved["cell"], saved["attention"], saved["grammar"]) == ("gru", "content", str(tiny))
+    covered = tmp_path / "gen-covered"
+    covered.write_text((data / "gen.src").read_text())
+    run_nmt("--do_testing", f"--test_set={covered}", f"--working_dir={wd}")
+    stats = json.loads((wd / "testing_stats.json").read_text())
+    assert stats["categorised"] == 8 and stats["reference"] == f"the grammar {tiny}"
+    lines = (wd / "test_trans.txt").read_text().splitlines()
+    assert [line.split("\t")[0] for line in lines] == covered.read_text().splitlines()
+    answer = run_nmt("--query=-", f"--working_dir={wd}", stdin="the newt does sleep . quest\n\n")
+    assert answer.stdout.count("\n") == 2
