@@ -29,7 +29,7 @@ class QuestionFormationTask(TransductionTask):
 
     def __init__(self, config=None):
         super().__init__(config)
-        self._grammar = None
+        self._grammar, self._parsed = None, {}  # parses by input: a covered file's are needed twice
 
     def derived(self, data_files, loaded):
         self.grammar()  # a run that could not be scored fails now, not after training
@@ -64,8 +64,11 @@ class QuestionFormationTask(TransductionTask):
 
     def _analyses(self, sources, where):
         grammar = self.grammar()
-        return [questions.Analysis(grammar, questions.split_input(s, f"{where}:{n}")[0], f"{where}:{n}")
-                for n, s in enumerate(sources, 1)]
+        for n, source in enumerate(sources, 1):
+            if tuple(source) not in self._parsed:
+                sentence = questions.split_input(source, f"{where}:{n}")[0]
+                self._parsed[tuple(source)] = questions.Analysis(grammar, sentence, f"{where}:{n}")
+        return [self._parsed[tuple(source)] for source in sources]
 
     def output_lines(self, sources, hypotheses):
         return [f"{' '.join(s)}\t{' '.join(h)}" for s, h in zip(sources, hypotheses)]
