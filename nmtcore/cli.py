@@ -136,13 +136,13 @@ def _unsaved(given):
 
 def train_command(models, tasks, given, args):
     """Train a new model, or resume the unfinished run of the same configuration in --working_dir."""
-    for name in DataConfig.FILES[:4]:
+    config = Config.from_flat(given)
+    task = tasks[config.data.task](config)
+    for name in task.required_files:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")
-    config = Config.from_flat(given)
     if config.model.model not in models:
         raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(models)})")
-    task = tasks[config.data.task](config)
     strategy = _strategy(args.distribute)  # first: a multi-worker strategy must precede other TF work
     working_dir = workdir.for_worker(args.working_dir, strategy)
     # Locked before anything is read, written or moved; a directory that --start_over renames away

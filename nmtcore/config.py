@@ -69,6 +69,9 @@ class ModelConfig:
                                1, 1e5, legacy=256)
     pop_bias: float = option(-1.0, "memory LSTMs: initial bias of the pop strengths (negative: pop little "
                              "at first)", -1e3, 1e3, legacy=-1.0)
+    # The hard-attention transducer's; older runs have no features.
+    feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "
+                                    "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100)
 
     def __post_init__(self):
         if self.autoencode:  # one model is A and B, so there is one PB table
@@ -102,6 +105,13 @@ class TrainingConfig:
                                          "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0)
     p0_loss: float = option(0.0, "--amortize: weight of B's loss from the unrefined proposal, L_B(b | p0)", 0, 1e6,
                             legacy=0.0)
+    self_loss: float = option(
+        1.0, "--amortize, parallel pairs: weight of each language model's loss of its own sentence from the PB "
+        "refined on it (A's of the source; with --both_directions also B's of the target); 0: a language model "
+        "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0)
+    both_directions: bool = option(
+        False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
+        "A), so that one model translates both ways", legacy=False)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
     monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never; not saved)", 0, 1e6,
                                 saved=False)
@@ -134,8 +144,9 @@ class DataConfig:
     """The files a model was trained on, and what follows from them."""
 
     task: str = option("translation", "what the data is and how it is scored: translation (BLEU), "
-                       "transduction (coarse/fine accuracy), question_formation (full-sentence and first-word "
-                       "accuracy, which auxiliary moved)", legacy="translation")
+                       "transduction (coarse/fine accuracy), inflection (LEMMA<TAB>FEATURES<TAB>FORM files; accuracy, "
+                       "mean Levenshtein distance), question_formation (full-sentence and first-word accuracy, which "
+                       "auxiliary moved)", legacy="translation")
     train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")

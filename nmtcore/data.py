@@ -18,10 +18,10 @@ BUCKET_BOUNDARIES = [6, 8, 10, 12, 15, 20, 30, 50]
 
 
 def read_lines(path):
-    """Read the lines of a text file (UTF-8, LF or CRLF, optional BOM), each with a word.
+    """The lines of a UTF-8 text file (LF or CRLF, optional BOM) as (line number, text) pairs.
 
-    Raises a UserError naming file and line for a missing file, undecodable bytes or an empty
-    line: an empty sentence in a corpus is almost always a broken file.
+    Raises a UserError naming the file for a missing or empty file, and file and line for
+    undecodable bytes.
     """
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
@@ -32,23 +32,30 @@ def read_lines(path):
     lines = raw.split(b"\n")
     if lines and lines[-1] in (b"", b"\r"):
         lines.pop()
+    if not lines:
+        raise UserError(f"{path}: file is empty")
     texts = []
     for number, line in enumerate(lines, start=1):
         try:
-            text = line.decode("utf-8")
+            texts.append((number, line.decode("utf-8")))
         except UnicodeDecodeError as e:
             raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
-        if not text.split():
-            raise UserError(f"{path}:{number}: empty line")
-        texts.append(text.rstrip("\r"))
-    if not texts:
-        raise UserError(f"{path}: file is empty")
     return texts
 
 
 def read_sentences(path):
-    """Read one tokenized sentence per line (``read_lines``) as token lists."""
-    return [line.split() for line in read_lines(path)]
+    """Read one tokenized sentence per line (see ``read_lines``) as token lists.
+
+    An empty line is a UserError naming file and line: an empty sentence in a corpus is almost
+    always a broken file.
+    """
+    sentences = []
+    for number, text in read_lines(path):
+        tokens = text.split()
+        if not tokens:
+            raise UserError(f"{path}:{number}: empty line")
+        sentences.append(tokens)
+    return sentences
 
 
 def read_parallel(path1, path2):

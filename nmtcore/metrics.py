@@ -16,6 +16,8 @@ import numpy as np
 import sacrebleu
 from sacremoses import MosesDetokenizer
 
+from nmtcore.alignment import levenshtein
+
 
 def perplexity(summed_ce, num_tokens):
     """Thesis eq. 2.19: mean over sentences of exp(summed cross-entropy / predicted tokens)."""
@@ -59,6 +61,13 @@ def fine_accuracy(predictions, targets):
     """The mean over sequences of the fraction of the target predicted before the first error."""
     pairs = _pairs(predictions, targets)
     return sum(correct_prefix(p, t) / len(t) for p, t in pairs) / len(pairs)
+
+
+def mean_levenshtein(predictions, targets):
+    """The mean edit distance of each prediction to its target: the SIGMORPHON shared task's
+    figure beside exact-match accuracy (``coarse_accuracy``)."""
+    pairs = _pairs(predictions, targets)
+    return sum(levenshtein(p, t) for p, t in pairs) / len(pairs)
 
 
 def _pairs(predictions, targets):

@@ -14,7 +14,7 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     """Translate ``test_set``, write test_trans.txt and testing_stats.json, return the stats.
 
     The task reads the test set and its reference (a test set without one is translated but not
-    scored) and scores the translations.
+    scored), scores the translations and says what test_trans.txt's lines are.
     """
     config = translator.model.config
     target_language = config.data.lang1 if reverse else config.data.lang2

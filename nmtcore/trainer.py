@@ -151,5 +151,5 @@ class Trainer:
         bar.update(steps, finalize=True)
         self.model.on_epoch_end(epoch, rng)
         means = {k: sums[k] / counts[k] for k in sums}
-        return {"epoch": epoch, "train_perplexity": means.pop("perplexity", math.nan),
-                "train_seconds": time.time() - started, **{f"mean_{k}": v for k, v in means.items()}}
+        return {"train_perplexity": means.pop("perplexity", math.nan), "train_seconds": time.time() - started,
+                **{f"mean_{k}": v for k, v in means.items()}}

@@ -115,7 +115,7 @@ def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True):
     dev = {"dev_perplexity": translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt)} if measure_dev else {}
     row = {"epoch": epoch, "train_perplexity": trained.pop("train_perplexity"), **dev,
            "train_seconds": trained.pop("train_seconds"), "seconds": time.time() - started,
-           **{k: v for k, v in trained.items() if k != "epoch"}, **translator.model.summary_scalars()}
+           **trained, **translator.model.summary_scalars()}
     t = trainer.config
     if t.monitor_every and epoch % t.monitor_every == 0:
         row["monitor/dev_bleu"] = dev_bleu(translator, corpus, t.monitor_sentences)

@@ -2,7 +2,7 @@
 
     H1(t) = LSTM1([emb(x(t)); PB], ...),  Hk(t) = LSTMk(H(k-1)(t), ...),  O(t) = softmax(W H(t))
 
-The PB share of LSTM1's input product is computed once per sentence (``nmtcore.lstm``), which is
+The PB share of LSTM1's input product is computed once per sentence (``nmtcore.recurrent``), which is
 the same model as concatenating it at every step.
 """
 

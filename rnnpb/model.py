@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from nmtcore.data import encode_all, make_dataset
+from nmtcore.errors import UserError
 from nmtcore.model import NMTModel
 from rnnpb import analysis
 from rnnpb.amortized import PBProposal, Refinement
@@ -41,6 +42,8 @@ class BoundRNNPB(NMTModel):
         self.lm_a = language_model(vocab1, "rnnpb_a")
         self.lm_b = self.lm_a if m.autoencode else language_model(vocab2, "rnnpb_b")
         self.recognition = RecognitionSettings.from_config(config)
+        if config.training.both_directions and (m.amortize == "none" or m.autoencode):
+            raise UserError("--both_directions: needs --amortize and two languages (not --autoencode)")
         self.pbs = None
         if m.amortize == "none":
             self.pbs = PBTables(data.num_train, m.num_PB, m.bind_hard, data.num_mono1, data.num_mono2)
@@ -119,10 +122,17 @@ class BoundRNNPB(NMTModel):
             return loss, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
         ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
         terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
-        loss += ce_b
+        # --self_loss: how much a language model also learns to generate its own sentence from
+        # the PB refined on that sentence, a PB that translation never gives it.
+        loss = t.self_loss * ce_a + self._prior(pb) + ce_b
         if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
+        if t.both_directions:  # the same pair B->A: the target's PB, refined in B, generates the source in A
+            _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
+            terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
+            terms["prediction_a_from_b"], _ = self.lm_a.sentence_losses(batch["src"], pb_b, rng)
+            loss += t.self_loss * terms["prediction_b_from_b"] + terms["prediction_a_from_b"] + self._prior(pb_b)
         if t.encoder_binding and self.config.model.amortize == "encoder":  # B's encoder, for B->A
             terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"]), t.encoder_binding)
             loss += terms["encoder_binding"]

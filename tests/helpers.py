@@ -35,6 +35,23 @@ def translator_of(model):
     return Translator(model)
 
 
+def stepped_cross_entropy(model, batch):
+    """Per-sentence cross-entropy (numpy, (B,)) of ``batch``'s targets fed word by word through
+    ``decoder_start``/``decoder_step``: what search computes, to compare with ``score_targets``."""
+    import numpy as np
+    import tensorflow as tf
+
+    from nmtcore.losses import decoder_inputs
+
+    state, stepped = model.decoder_start(batch["src"], reverse=False), np.zeros(batch["tgt"].shape[0])
+    inputs = decoder_inputs(batch["tgt"])
+    for t in range(batch["tgt"].shape[1]):
+        logits, state = model.decoder_step(inputs[:, t], state, reverse=False)
+        ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["tgt"][:, t], logits=logits).numpy()
+        stepped += np.where(batch["tgt"][:, t].numpy() != 0, ce, 0.0)
+    return stepped
+
+
 def run_nmt(*args, stdin=None, check=True):
     """Run ``nmt.py`` in a subprocess, as a user would; returns the CompletedProcess."""
     proc = subprocess.run([sys.executable, str(ROOT / "nmt.py"), *map(str, args)], input=stdin,

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from nmtcore.data import make_dataset
+from nmtcore.errors import UserError
 from nmtcore.trainer import Trainer
 from nmtcore.vocabulary import Vocabulary
 from rnnpb import BoundRNNPB
@@ -59,6 +60,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 2},
     {"amortize": "encoder", "refine_steps": 2, "refine_gradient": "stop", "encoder_binding": 1.0, "p0_loss": 0.5},
     {"amortize": "learned", "refine_steps": 2},
+    {"amortize": "encoder", "refine_steps": 2, "self_loss": 0.0},
     {"pb_prior": 0.1},
 ])
 def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
@@ -126,3 +128,54 @@ def test_map_recognition_keeps_pbs_closer_to_zero():
         model = build(pb_prior=prior, max_recog_epochs=50, recog_stop="fixed", pb_learning_rate=0.1)
         norms.append(np.linalg.norm(model.recognize(seq)["pb"].numpy(), axis=1))
     assert np.all(norms[1] < norms[0])
+
+
+def reverse_cross_entropy(model, src, tgt):
+    """A's summed cross-entropy of the sources from the targets' PBs refined in B: B->A translation's."""
+    batch = batch_of(src, tgt)
+    pb = model.recognize(batch["tgt"], reverse=True)["pb"]
+    return float(tf.reduce_sum(model.lm_a.sentence_losses(batch["src"], pb)[0]))
+
+
+def test_both_directions_trains_b_to_a_translation_too():
+    src, tgt = corpus(64)
+    model = build(learning_rate=0.01, num_train=64, embedding_size=8, units=16, amortize="encoder",
+                  refine_steps=2, both_directions=True)
+    before = reverse_cross_entropy(model, src[:16], tgt[:16])
+    trainer = Trainer(model)
+    for epoch in range(4):
+        for batch in trainer.dataset("parallel", src, tgt, epoch):
+            trainer.train_step(batch)
+    assert reverse_cross_entropy(model, src[:16], tgt[:16]) < 0.95 * before
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_both_directions_trains_what_b_to_a_translation_uses(both):
+    """B's refinement steps, and A generating from B's PB, are trained only with --both_directions."""
+    model = build(amortize="encoder", refine_steps=2, both_directions=both)
+    batch = batch_of(*corpus(8))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model.sentence_losses(batch, "parallel")[0])
+    grad = tape.gradient(loss, model.refinement_b.log_step)
+    if both:
+        assert float(tf.norm(grad)) > 0
+    else:
+        assert grad is None
+
+
+@pytest.mark.parametrize("changes", [{}, {"amortize": "encoder", "autoencode": True}])
+def test_both_directions_needs_amortized_translation(changes):
+    with pytest.raises(UserError, match="--both_directions"):
+        build(both_directions=True, **changes)
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_self_loss_weighs_only_the_language_models_own_sentence_terms(both):
+    batch = batch_of(*corpus(8))
+    losses = {}
+    for weight in (1.0, 0.0):
+        per, _, terms = build(amortize="encoder", refine_steps=2, both_directions=both,
+                              self_loss=weight).sentence_losses(batch, "parallel")
+        losses[weight] = per.numpy()
+    own = terms["prediction_a"] + (terms["prediction_b_from_b"] if both else 0.0)
+    np.testing.assert_allclose(losses[1.0] - losses[0.0], own.numpy(), rtol=1e-5)

@@ -47,7 +47,10 @@ class QuestionFormationTask(TransductionTask):
     def read_test(self, test_set, reference, target_language):
         """(inputs, references, where the references come from): the references of a file of
         inputs only are the grammar's."""
-        lines = read_lines(test_set)
+        lines = [text.rstrip("\r") for _, text in read_lines(test_set)]
+        for number, line in enumerate(lines, 1):
+            if not line.split():
+                raise UserError(f"{test_set}:{number}: empty line")
         tabbed = ["\t" in line for line in lines]
         if any(tabbed) and not all(tabbed):
             raise UserError(f"{test_set}:{tabbed.index(False) + 1}: no TAB, where other lines are INPUT<TAB>OUTPUT")

@@ -14,6 +14,16 @@ from nmtcore.tasks.translation import TranslationTask
 from nmtcore.vocabulary import END, UNK_ID
 
 
+def refuse_unknown_symbols(loaded, config, source_file, target_file):
+    """A UserError naming the --vocab*_max flag when the vocabularies of corpus ``loaded`` lack a
+    symbol of its training data (read from ``source_file`` and ``target_file``)."""
+    for side, sequences, path in (("1", loaded.train_src, source_file), ("2", loaded.train_tgt, target_file)):
+        if any((ids == UNK_ID).any() for ids in sequences):
+            flag = f"vocab{side}_max"
+            raise UserError(f"--{flag}={getattr(config.data, flag)}: too small for the symbols of "
+                            f"{path} (a transduction must be able to output each)")
+
+
 class TransductionTask(TranslationTask):
     """Symbol sequences in, symbol sequences out; right only when exactly right."""
 
@@ -23,11 +33,7 @@ class TransductionTask(TranslationTask):
         """The translation task's corpus, refused when the vocabularies (``--vocab1_max``,
         ``--vocab2_max``) leave a training symbol out."""
         loaded = super().load_corpus(data_files, config, vocabularies)
-        for side, sequences in (("1", loaded.train_src), ("2", loaded.train_tgt)):
-            if any((ids == UNK_ID).any() for ids in sequences):
-                flag = f"vocab{side}_max"
-                raise UserError(f"--{flag}={getattr(config.data, flag)}: too small for the symbols of "
-                                f"{data_files[f'train_set{side}']} (a transduction must be able to output each)")
+        refuse_unknown_symbols(loaded, config, data_files["train_set1"], data_files["train_set2"])
         return loaded
 
     def score(self, sources, hypotheses, references, target_language):

@@ -31,6 +31,7 @@ class TranslationTask:
     """Sentence pairs in two languages (``lang1`` -> ``lang2``), scored by BLEU."""
 
     name = "translation"
+    required_files = ("train_set1", "train_set2", "dev_set1", "dev_set2")  # what --do_training needs
 
     def __init__(self, config=None):
         self.config = config  # the run's ``nmtcore.config.Config`` (None where a task needs none)
@@ -57,10 +58,6 @@ class TranslationTask:
                             f"has {len(references)}")
         return sources, references, reference
 
-    def output_lines(self, sources, hypotheses):
-        """The lines of ``test_trans.txt``: one tokenized translation per test sentence."""
-        return [" ".join(h) for h in hypotheses]
-
     def score(self, sources, hypotheses, references, target_language):
         """{bleu, bleu_detokenized, sacrebleu_signature} of tokenized outputs (token lists)."""
         hyps, refs = [" ".join(h) for h in hypotheses], [" ".join(r) for r in references]
@@ -70,6 +67,10 @@ class TranslationTask:
     def describe(self, scores):
         return (f"BLEU = {scores['bleu']:.2f} (multi-bleu on tokenized text; detokenized sacreBLEU "
                 f"{scores['bleu_detokenized']:.2f})")
+
+    def output_lines(self, sources, hypotheses):
+        """The lines of --do_testing's test_trans.txt: one tokenized translation per test sentence."""
+        return [" ".join(h) for h in hypotheses]
 
     def tokenize(self, lines, language):
         """Raw sentences -> token lists, Moses-tokenized (and escaped) like the training data."""

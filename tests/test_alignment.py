@@ -1,0 +1,50 @@
+"""The character alignment and the step/write oracle of the hard-attention model."""
+
+import pytest
+from hypothesis import given, strategies as st
+
+from nmtcore.alignment import STEP, align, levenshtein, oracle_actions, replay
+
+WORDS = st.text(alphabet="abcäé\u0301ʼ", max_size=9)
+
+
+def test_the_papers_figure_3_examples_give_the_papers_actions():
+    """legte -> lege: t is deleted by two consecutive steps; flog -> fliege: o becomes ie by two
+    writes after the step onto o (Aharoni & Goldberg §5.1)."""
+    s = STEP
+    assert oracle_actions("legte", "lege") == [s, "l", s, "e", s, "g", s, s, "e"]
+    assert oracle_actions("flog", "fliege") == [s, "f", s, "l", s, "i", "e", s, "g", "e"]
+
+
+def test_a_prefix_is_written_before_the_first_step_and_a_suffix_after_the_last():
+    assert oracle_actions("ab", "geab") == ["g", "e", STEP, "a", STEP, "b"]
+    assert oracle_actions("ab", "abs") == [STEP, "a", STEP, "b", "s"]
+
+
+def test_levenshtein_distances_by_hand():
+    assert levenshtein("kitten", "sitting") == 3
+    assert levenshtein("", "abc") == 3
+    assert levenshtein("flaw", "lawn") == 2
+    assert levenshtein("same", "same") == 0
+
+
+@given(WORDS, WORDS)
+def test_replaying_the_oracle_writes_the_form_with_a_pointer_that_only_moves_on(lemma, form):
+    """Every input character is stepped onto exactly once, in order, and every output
+    character written: the pointer goes 0, 1, ..., len(lemma), never back nor further."""
+    written, pointers = replay(lemma, oracle_actions(lemma, form))
+    assert "".join(written) == form
+    assert pointers[0] == 0 and pointers[-1] == len(lemma)
+    assert all(0 <= b - a <= 1 for a, b in zip(pointers, pointers[1:]))
+
+
+@given(WORDS, WORDS)
+def test_the_alignment_is_a_minimum_edit_alignment_of_the_two_words(lemma, form):
+    columns = align(lemma, form)
+    assert "".join(a for a, _ in columns if a) == lemma and "".join(b for _, b in columns if b) == form
+    assert sum(a != b for a, b in columns) == levenshtein(lemma, form)
+
+
+def test_replay_refuses_a_step_past_the_last_character():
+    with pytest.raises(ValueError, match="past the last character"):
+        replay("a", [STEP, STEP])
