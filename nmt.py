@@ -23,9 +23,11 @@ def models():
 def tasks():
     """Task names -> classes (``nmtcore.tasks``); new tasks register here."""
     from nmtcore.tasks.inflection import InflectionTask
+    from nmtcore.tasks.question_formation import QuestionFormationTask
     from nmtcore.tasks.transduction import TransductionTask
     from nmtcore.tasks.translation import TranslationTask
-    return {"translation": TranslationTask, "transduction": TransductionTask, "inflection": InflectionTask}
+    return {"translation": TranslationTask, "transduction": TransductionTask, "inflection": InflectionTask,
+            "question_formation": QuestionFormationTask}
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ the pointer's first position, as in the authors' code, so that what is written b
 character, a prefix, is written while attending to it). Decoder: an LSTM stack whose input at
 each step is ``[attended encoder state; embedding of the previous action]``, with the features'
 vector as a constant input of its first layer (the paper's ``z_i = [x_a, f, y_{i-1}]``; a
-constant part of the input is the same model, computed once, ``nmtcore/lstm.py``). It emits
+constant part of the input is the same model, computed once, ``nmtcore/recurrent.py``). It emits
 characters and ``<step>`` actions; a step moves the pointer to the next encoder state
 (``hardattention/attention.py``). Trained by cross-entropy on the oracle action sequences the
 inflection task gives as targets; decoded by the toolkit's greedy (the paper) or beam search.
@@ -25,7 +25,7 @@ from nmtcore.alignment import STEP
 from nmtcore.bilstm import BidirectionalLSTM
 from nmtcore.errors import UserError
 from nmtcore.losses import decoder_inputs, summed_cross_entropy
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 from nmtcore.model import NMTModel
 from nmtcore.tasks.inflection import is_feature_symbol
 from nmtcore.vocabulary import END_ID, PAD_ID, START_ID
@@ -45,7 +45,7 @@ class HardAttentionTransducer(NMTModel):
         self.feature_embedding = tf.keras.layers.Embedding(len(vocab1), p.feature_size, name="feature_embedding")
         self.action_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size, name="action_embedding")
         self.encoder = BidirectionalLSTM(p.units, p.num_layers, dropout=p.dropout, name="encoder")
-        self.decoder = StackedLSTM(p.units, p.num_layers, dropout=p.dropout, constant_dim=p.feature_size,
+        self.decoder = StackedRNN(p.units, p.num_layers, dropout=p.dropout, constant_dim=p.feature_size,
                                    name="decoder")
         self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
         # Build every weight now, so that checkpoints restore before the first call.

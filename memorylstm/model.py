@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from nmtcore.errors import UserError
 from nmtcore.losses import decoder_inputs, summed_cross_entropy, token_mask
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 from nmtcore.memory_lstm import MemoryLSTM
 from nmtcore.model import NMTModel
 
@@ -111,7 +111,7 @@ class DeepLSTMTransducer(ReadThenGenerate):
     tried 1, 2, 4 and 8), starting from zero states, with ``--dropout`` if given."""
 
     def make_network(self, p):
-        return StackedLSTM(p.units, p.num_layers, dropout=p.dropout, name="deep_lstm")
+        return StackedRNN(p.units, p.num_layers, dropout=p.dropout, name="deep_lstm")
 
     def initial_state(self, batch, steps):
         return self.network.zero_state(batch)

@@ -1,7 +1,7 @@
 """A bidirectional LSTM encoder: each position's state sees the whole sequence.
 
 Aharoni & Goldberg's encoder (their §2.1): position i is ``[forward LSTM over x_1..x_i;
-backward LSTM over x_n..x_i]``. Here each direction is a ``StackedLSTM`` of ``num_layers``
+backward LSTM over x_n..x_i]``. Here each direction is a ``StackedRNN`` of ``num_layers``
 (the two directions meet only in the concatenated output, where DyNet's bidirectional builder
 also feeds each layer both directions of the one below). Sequences of a batch have their own
 lengths; padding is never read by either direction.
@@ -9,20 +9,20 @@ lengths; padding is never read by either direction.
 
 import tensorflow as tf
 
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 
 
 class BidirectionalLSTM(tf.keras.layers.Layer):
-    """Forward and backward ``StackedLSTM``s of ``units``; outputs are 2 * units wide."""
+    """Forward and backward ``StackedRNN``s (LSTM) of ``units``; outputs are 2 * units wide."""
 
     def __init__(self, units, num_layers, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        self.forward_lstm = StackedLSTM(units, num_layers, dropout=dropout, name="forward")
-        self.backward_lstm = StackedLSTM(units, num_layers, dropout=dropout, name="backward")
+        self.forward_lstm = StackedRNN(units, num_layers, dropout=dropout, name="forward")
+        self.backward_lstm = StackedRNN(units, num_layers, dropout=dropout, name="backward")
 
     def call(self, inputs, lengths, rng=None):
         """inputs (B, T, D), lengths (B,) -> (B, T, 2 * units); the outputs at or past a
-        sequence's length are meaningless. ``rng``: training-time dropout, as ``StackedLSTM``."""
+        sequence's length are meaningless. ``rng``: training-time dropout, as ``StackedRNN``."""
         mask = tf.sequence_mask(lengths, tf.shape(inputs)[1])
         forward, _ = self.forward_lstm(inputs, mask=mask, rng=rng)
         # Reversing each sequence within its own length keeps the padding at the end.

@@ -132,10 +132,10 @@ def load_translator(models, tasks, args, overrides):
     or with --ensemble the majority vote of its members (``nmtcore.voting``)."""
     if args.ensemble is None:
         model = workdir.load_model(args.working_dir, models, overrides)
-        return Translator(model), tasks[model.config.data.task](), None
+        return Translator(model), tasks[model.config.data.task](model.config), None
     members = ensemble_members(args.ensemble)
     loaded = workdir.load_ensemble(members, models, overrides)
-    task = tasks[loaded[0].config.data.task]()
+    task = tasks[loaded[0].config.data.task](loaded[0].config)
     os.makedirs(args.working_dir, exist_ok=True)  # it holds the vote's test files, and no model
     return VotingTranslator([Translator(model) for model in loaded], task), task, members
 
@@ -165,7 +165,7 @@ def _unsaved(given):
 def train_command(models, tasks, given, args):
     """Train a new model, or resume the unfinished run of the same configuration in --working_dir."""
     config = Config.from_flat(given)
-    task = tasks[config.data.task]()
+    task = tasks[config.data.task](config)
     for name in task.required_files:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")

@@ -54,6 +54,16 @@ class ModelConfig:
         choices=("none", "encoder", "learned"), legacy="none")
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1)
+    # The seq-to-seq model's (encdec) recurrent unit and attention (McCoy et al. 2018); older runs
+    # are LSTMs without attention.
+    cell: str = option("lstm", "encdec: recurrent unit of encoder and decoder: lstm, gru, srn (Elman)",
+                       choices=("lstm", "gru", "srn"), legacy="lstm")
+    attention: str = option("none", "encdec: attention over the encoder outputs: none (the decoder starts from the "
+                            "encoder's final states only), location (weights from the decoder state over source "
+                            "positions), content (weights from the decoder state and each encoder output)",
+                            choices=("none", "location", "content"), legacy="none")
+    attention_positions: int = option(64, "--attention=location: source positions (words + <end>) it can weigh; "
+                                      "later positions get no weight", 1, 1e5, legacy=64)
     # The memory LSTMs' (stack_lstm, queue_lstm, deque_lstm); older runs have no memory.
     memory_width: int = option(256, "memory LSTMs: width m of the stack/queue/deque values (the paper: 256)",
                                1, 1e5, legacy=256)
@@ -135,7 +145,8 @@ class DataConfig:
 
     task: str = option("translation", "what the data is and how it is scored: translation (BLEU), "
                        "transduction (coarse/fine accuracy), inflection (LEMMA<TAB>FEATURES<TAB>FORM files; accuracy, "
-                       "mean Levenshtein distance)", legacy="translation")
+                       "mean Levenshtein distance), question_formation (full-sentence and first-word accuracy, which "
+                       "auxiliary moved)", legacy="translation")
     train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
@@ -144,6 +155,8 @@ class DataConfig:
     mono_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     vocab1_max: typing.Optional[int] = option(None, "source vocabulary size", 1, 1e8)
     vocab2_max: typing.Optional[int] = option(None, "target vocabulary size", 1, 1e8)
+    grammar: typing.Optional[str] = option(None, "--task=question_formation: the grammar (question.gr) whose "
+                                           "parses give each input's main and first auxiliary", legacy=None)
     lang1: str = option("en", "source language code", flag=False)
     lang2: str = option("en", "target language code", flag=False)
     # Row counts the models size their PB tables by.

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 from nmtcore.memories import Memory, MemoryState
 
 
@@ -44,7 +44,7 @@ class MemoryLSTM(tf.keras.layers.Layer):
         self.output_size = output_size or units
         self.memory = Memory(kind)
         heads = len(self.memory.heads)
-        self.lstm = StackedLSTM(units, 1)
+        self.lstm = StackedRNN(units, 1)
         self.push = tf.keras.layers.Dense(heads, activation="sigmoid", name="push")
         self.pop = tf.keras.layers.Dense(heads, activation="sigmoid", name="pop",
                                          bias_initializer=tf.keras.initializers.Constant(pop_bias))

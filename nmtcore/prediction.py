@@ -25,11 +25,12 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
              "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B",
              **({"ensemble": members} if members else {})}
-    write_text(os.path.join(working_dir, TRANSLATIONS), "".join(line + "\n" for line in task.output_lines(sources, hypotheses)))
+    lines = task.output_lines(sources, hypotheses)
+    write_text(os.path.join(working_dir, TRANSLATIONS), "".join(line + "\n" for line in lines))
     if references is None:
         log(f"no reference found for {test_set} (looked for {reference}); translations written, no score")
     else:
-        stats.update(reference=reference, **task.score(hypotheses, references, target_language))
+        stats.update(reference=reference, **task.score(sources, hypotheses, references, target_language))
         log(task.describe(stats))
     write_json(os.path.join(working_dir, STATS), stats)
     log(f"translated {len(sources)} sentences in {stats['testing_time']:.1f}s")

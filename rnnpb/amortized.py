@@ -20,7 +20,7 @@ import math
 
 import tensorflow as tf
 
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 from nmtcore.losses import token_mask
 
 
@@ -32,7 +32,7 @@ class PBProposal(tf.keras.layers.Layer):
         self.kind, self.num_pb = kind, num_pb
         if kind == "encoder":
             self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-            self.lstm = StackedLSTM(units, 1, name="lstm")
+            self.lstm = StackedRNN(units, 1, name="lstm")
             self.output_layer = tf.keras.layers.Dense(num_pb, name="output")
             self.embedding.build([None])
             self.lstm.build([None, None, embedding_size])

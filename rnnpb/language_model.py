@@ -2,13 +2,13 @@
 
     H1(t) = LSTM1([emb(x(t)); PB], ...),  Hk(t) = LSTMk(H(k-1)(t), ...),  O(t) = softmax(W H(t))
 
-The PB share of LSTM1's input product is computed once per sentence (``nmtcore.lstm``), which is
+The PB share of LSTM1's input product is computed once per sentence (``nmtcore.recurrent``), which is
 the same model as concatenating it at every step.
 """
 
 import tensorflow as tf
 
-from nmtcore.lstm import StackedLSTM
+from nmtcore.recurrent import StackedRNN
 from nmtcore.losses import decoder_inputs, summed_cross_entropy
 
 
@@ -19,7 +19,7 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
         super().__init__(**kwargs)
         self.num_pb, self.sigma = num_pb, sigma
         self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-        self.lstm = StackedLSTM(units, num_layers, dropout=dropout, constant_dim=num_pb, name="lstm")
+        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb, name="lstm")
         self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
         self.embedding.build([None])
         self.lstm.build([None, None, embedding_size])

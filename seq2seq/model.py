@@ -1,45 +1,100 @@
-"""LSTM encoder-decoder without attention; the decoder starts from the encoder's final states."""
+"""Encoder-decoder of LSTM, GRU or SRN layers, with or without attention (McCoy et al. 2018).
+
+Without attention (the default, Sutskever et al. 2014) the decoder starts from the encoder's
+final states and sees the source only through them. With ``--attention=location|content`` it
+also starts from them, and at each step the previous word's embedding and the previous top
+decoder state weigh the encoder outputs (``nmtcore.attention``); their weighted sum joins the
+previous word as the input of the decoder's first layer (the paper's eq. 2).
+"""
 
 import tensorflow as tf
 
-from nmtcore.lstm import StackedLSTM
+from nmtcore.attention import ContentAttention, LocationAttention
 from nmtcore.losses import decoder_inputs, summed_cross_entropy, token_mask
 from nmtcore.model import NMTModel
+from nmtcore.recurrent import StackedRNN
 
 
 class EncoderDecoder(NMTModel):
-    """Encoder and decoder of equal size; h and c of every encoder layer initialise the decoder."""
+    """Encoder and decoder of equal size; every encoder layer's final state initialises the decoder's."""
 
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
         p = config.model
         self.src_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size, name="src_embedding")
         self.tgt_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size, name="tgt_embedding")
-        self.encoder = StackedLSTM(p.units, p.num_layers, dropout=p.dropout, name="encoder")
-        self.decoder = StackedLSTM(p.units, p.num_layers, dropout=p.dropout, name="decoder")
+        self.encoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="encoder")
+        self.decoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="decoder")
         self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
-        # Build every weight now, so that checkpoints restore before the first call.
+        # Build every weight now, so that checkpoints restore before the first call (in the order
+        # of the models before attention, so that their initial weights stay the same).
         self.encode(tf.constant([[3]]))
         self.tgt_embedding.build([None])
-        self.decoder.build([None, p.embedding_size])
+        self.decoder.build([None, p.embedding_size + (p.units if self.attentive else 0)])
         self.output_layer.build([None, p.units])
+        if self.attentive:
+            self.attention = (LocationAttention(p.attention_positions, name="attention") if p.attention == "location"
+                              else ContentAttention(p.units, name="attention"))
+            self.attention.build_for(p.embedding_size + p.units, p.units)
 
-    def encode(self, src, rng=None):
-        """Final (h, c) of each encoder layer after the last real token of each sentence.
+    @property
+    def attentive(self):
+        """Whether the decoder attends to the encoder outputs (--attention other than none)."""
+        return self.config.model.attention != "none"
+
+    def _run_encoder(self, src, rng=None):
+        """(outputs (B, S, units), final state per layer, source mask (B, S)).
 
         With ``reverse_source`` the words are reversed, keeping ``<end>`` last, and padding stays
-        at the end, so the mask keeps it from touching the states.
+        at the end, so the mask keeps it from touching the states and from being attended to.
         """
         mask = token_mask(src)
         if self.config.model.reverse_source:
             lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
             src = tf.reverse_sequence(src, lengths - 1, seq_axis=1, batch_axis=0)
-        _, states = self.encoder(self.src_embedding(src), mask=mask, rng=rng)
-        return states
+        outputs, states = self.encoder(self.src_embedding(src), mask=mask, rng=rng)
+        return outputs, states, mask
+
+    def encode(self, src, rng=None):
+        """Final state of each encoder layer after the last real token of each sentence."""
+        return self._run_encoder(src, rng)[1]
+
+    def _start(self, src, rng=None):
+        """The decoder's initial state: the encoder's final states (and, with attention, the
+        memory of the encoder outputs every step attends to)."""
+        if not self.attentive:
+            return self.encode(src, rng)
+        outputs, states, mask = self._run_encoder(src, rng)
+        return states, self.attention.memory(outputs, mask)
+
+    def _attentive_step(self, embedded, state, dropout_masks=None):
+        """One decoder step with attention: (top decoder output, new state)."""
+        states, memory = state
+        context, _ = self.attention(tf.concat([embedded, states[-1][0]], axis=-1), memory)
+        output, states = self.decoder.step(tf.concat([embedded, context], axis=-1), states, dropout_masks=dropout_masks)
+        return output, (states, memory)
+
+    def _attentive_outputs(self, embedded, state, rng):
+        """Teacher forcing with attention: the decoder steps one by one (each step's context
+        depends on the previous state), with one dropout mask per sentence as without attention."""
+        states, memory = state
+        batch = tf.shape(embedded)[0]
+        masks = self.decoder.dropout_masks(batch, embedded.shape[-1] + self.config.model.units, rng)
+
+        def body(carry, x):
+            output, (states, _) = self._attentive_step(x, (carry[1], memory), masks)
+            return output, states
+
+        outputs, _ = tf.scan(body, tf.transpose(embedded, [1, 0, 2]),
+                             initializer=(tf.zeros([batch, self.config.model.units]), states))
+        return tf.transpose(outputs, [1, 0, 2])
 
     def _target_logits(self, src, tgt, rng=None):
-        outputs, _ = self.decoder(self.tgt_embedding(decoder_inputs(tgt)),
-                                  initial_state=self.encode(src, rng), rng=rng)
+        embedded = self.tgt_embedding(decoder_inputs(tgt))
+        if self.attentive:
+            outputs = self._attentive_outputs(embedded, self._start(src, rng), rng)
+        else:
+            outputs, _ = self.decoder(embedded, initial_state=self._start(src, rng), rng=rng)
         return self.output_layer(outputs)
 
     def sentence_losses(self, batch, kind, rng=None):
@@ -51,8 +106,12 @@ class EncoderDecoder(NMTModel):
         return summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"]), batch["tgt"])
 
     def decoder_start(self, src, reverse):
-        return self.encode(src)
+        return self._start(src)
 
     def decoder_step(self, tokens, state, reverse):
-        output, state = self.decoder.step(self.tgt_embedding(tokens), state)
+        embedded = self.tgt_embedding(tokens)
+        if self.attentive:
+            output, state = self._attentive_step(embedded, state)
+        else:
+            output, state = self.decoder.step(embedded, state)
         return self.output_layer(output), state

@@ -57,6 +57,7 @@ def test_configurations_are_frozen_and_autoencode_implies_hard_binding():
     ({"learning_rate": 0.0}, "--learning_rate=0.0: must be > 0 and <= 10"),
     ({"seed": 2**32}, "--seed=4294967296: must be >= 0"),
     ({"monitor_every": -1}, "--monitor_every=-1: must be >= 0"),
+    ({"attention_positions": 0}, "--attention_positions=0: must be >= 1"),
 ])
 def test_ranges_come_from_the_field_metadata(values, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(")):

@@ -130,5 +130,6 @@ def test_a_tiny_model_learns_a_synthetic_inflection_rule_exactly():
         for batch in trainer.dataset("parallel", src, tgt, epoch):
             trainer.train_step(batch)
     outputs = translator_of(model).translate([source_symbols(lemma, tags) for lemma, tags, _ in test])
-    scores = InflectionTask().score(outputs, [list(form) for _, _, form in test], "und")
+    sources = [source_symbols(lemma, tags) for lemma, tags, _ in test]
+    scores = InflectionTask().score(sources, outputs, [list(form) for _, _, form in test], "und")
     assert scores["accuracy"] == 1.0, [("".join(o), form) for o, (_, _, form) in zip(outputs, test)][:10]

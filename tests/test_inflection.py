@@ -96,7 +96,7 @@ def test_a_test_file_is_covered_or_not_and_a_reference_must_match_it(tmp_path):
 
 def test_scores_are_exact_match_accuracy_and_mean_levenshtein_distance_without_steps():
     outputs = [[STEP, "g", STEP, "i", "n", "g"], ["g", "a", "n", "g"], ["x"]]
-    scores = InflectionTask().score(outputs, [list("ging"), list("ging"), list("ab")], "und")
+    scores = InflectionTask().score([["x"]] * 3, outputs, [list("ging"), list("ging"), list("ab")], "und")
     assert scores == {"accuracy": pytest.approx(1 / 3), "mean_levenshtein": pytest.approx((0 + 1 + 2) / 3)}
     assert InflectionTask().describe(scores) == "accuracy 0.3333, mean Levenshtein distance 1.0000"
 

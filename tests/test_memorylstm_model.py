@@ -59,5 +59,5 @@ def test_a_tiny_queue_lstm_learns_to_copy_short_sequences():
             trainer.train_step(batch)
     test, _, _ = copy_data(50, 1, 4, seed=3, vocab_size=4)
     outputs = translator_of(model).translate([s for s, _ in test], beam_size=1)
-    scores = TransductionTask().score(outputs, [t for _, t in test], "tgt")
+    scores = TransductionTask().score([s for s, _ in test], outputs, [t for _, t in test], "tgt")
     assert scores["coarse_accuracy"] == 1.0

@@ -23,7 +23,7 @@ def generate(out, *flags):
 def test_scores_are_the_papers_coarse_and_fine_accuracy_with_eos():
     targets = [["a", "b"], ["a", "b"], ["a", "b"]]
     # exact; stops one symbol early (its EOS is wrong at position 2 of 3); wrong from the start
-    scores = TransductionTask().score([["a", "b"], ["a"], ["b", "b"]], targets, "tgt")
+    scores = TransductionTask().score(targets, [["a", "b"], ["a"], ["b", "b"]], targets, "tgt")
     assert scores["coarse_accuracy"] == pytest.approx(1 / 3)
     assert scores["fine_accuracy"] == pytest.approx((1 + 1 / 3 + 0) / 3)
     assert "coarse accuracy 0.3333" in TransductionTask().describe(scores)

@@ -100,6 +100,9 @@ class InflectionTask:
     required_files = ("train_set1", "dev_set1")
     _unused_files = ("train_set2", "dev_set2", "mono_set1", "mono_set2")
 
+    def __init__(self, config=None):
+        self.config = config  # the run's configuration, as every task gets it (this one needs none)
+
     def load_corpus(self, data_files, config, vocabularies=None):
         """Training and dev examples as (source symbols, oracle actions), encoded; vocabularies
         from the training file (or given, when a run resumes), refused if ``--vocab*_max`` leaves
@@ -157,7 +160,7 @@ class InflectionTask:
                 raise UserError(f"{reference}:{number}: not the lemma and features of {test_set}:{number}")
         return gold
 
-    def score(self, hypotheses, references, target_language):
+    def score(self, sources, hypotheses, references, target_language):
         """{accuracy, mean_levenshtein} of output action sequences against gold forms."""
         predictions = [form_of(h) for h in hypotheses]
         gold = ["".join(r) for r in references]

@@ -33,6 +33,9 @@ class TranslationTask:
     name = "translation"
     required_files = ("train_set1", "train_set2", "dev_set1", "dev_set2")  # what --do_training needs
 
+    def __init__(self, config=None):
+        self.config = config  # the run's ``nmtcore.config.Config`` (None where a task needs none)
+
     def derived(self, data_files, loaded):
         """Settings that follow from the training files and the loaded corpus (hparams.json)."""
         return dict(loaded.sizes(), lang1=language_of(data_files["train_set1"]),
@@ -55,7 +58,7 @@ class TranslationTask:
                             f"has {len(references)}")
         return sources, references, reference
 
-    def score(self, hypotheses, references, target_language):
+    def score(self, sources, hypotheses, references, target_language):
         """{bleu, bleu_detokenized, sacrebleu_signature} of tokenized outputs (token lists)."""
         hyps, refs = [" ".join(h) for h in hypotheses], [" ".join(r) for r in references]
         detokenized, signature = detokenized_bleu(hyps, refs, target_language)

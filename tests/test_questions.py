@@ -1,0 +1,241 @@
+"""Question formation: the grammar reader and parser, the data generator, and the task's scores
+and prediction files."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nmtcore import prediction, questions
+from nmtcore.errors import UserError
+from nmtcore.grammar import Grammar, words
+from nmtcore.tasks.question_formation import QuestionFormationTask
+
+from helpers import ROOT, SHARED_DATA, models, run_nmt, tiny_config, translator_of
+
+GENERATE = ROOT / "data" / "generate_questions.py"
+QUESTIONS = SHARED_DATA / "question_formation"
+# question.gr's shape in small: a subject may have a relative clause, so its auxiliary comes first.
+TINY = """1\tROOT\tS .
+
+1\tS\tNP VP
+1\tNP\tDet N
+1\tNP\tDet N RC
+1\tVP\tAux V
+2\tVP\tAux Vt NP
+1\tRC\tRel Aux V
+1\tDet\tthe
+1\tDet\tsome
+1\tN\tnewt
+1\tN\tyak
+1\tAux\tdoes
+1\tAux\tdoesn't
+1\tV\tsleep
+1\tVt\tsee
+1\tRel\twho\t
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.gr"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.mark.parametrize("line,message", [
+    ("1\tS", "expected WEIGHT<TAB>LEFT<TAB>RIGHT, got 2"), ("x\tS\tNP", "weight 'x' is not a number"),
+    ("-1\tS\tNP", "must be a finite number >= 0"), ("1\tS\t ", "got 2"),
+    ("1\tA B\tNP", "must be one symbol")])
+def test_a_bad_rule_is_one_error_naming_file_and_line(tmp_path, line, message):
+    path = tmp_path / "bad.gr"
+    path.write_text(f"1\tROOT\tS .\n\n{line}\n")
+    with pytest.raises(UserError, match=f"^{path}:3: .*{message}"):
+        Grammar.read(str(path))
+
+
+def test_missing_and_empty_grammars_are_errors(tmp_path):
+    (tmp_path / "empty.gr").write_text("\n\n")
+    with pytest.raises(UserError, match="no rules"):
+        Grammar.read(str(tmp_path / "empty.gr"))
+    with pytest.raises(UserError, match="no such file"):
+        Grammar.read(str(tmp_path / "none.gr"))
+
+
+def test_the_main_auxiliary_is_the_verb_phrases_not_the_relative_clauses(tiny):
+    grammar = Grammar.read(str(tiny))
+    sentence = "the newt who does sleep doesn't see some yak .".split()
+    main, found = questions.auxiliaries(grammar.parse(sentence))
+    assert (main, found) == (5, [3, 5])
+    assert " ".join(questions.question(sentence, main)) == "doesn't the newt who does sleep see some yak ?"
+    assert questions.auxiliaries(grammar.parse("the yak does see the newt who doesn't sleep .".split()))[0] == 2
+    assert grammar.parse("the newt sleep does .".split()) is None
+
+
+@pytest.mark.parametrize("kind", ["train", "gen"])
+def test_generated_sentences_are_derived_and_questions_move_the_main_auxiliary(tiny, kind):
+    grammar = Grammar.read(str(tiny))
+    examples = questions.generate(grammar, 30, seed=4, kind=kind)
+    assert len({tuple(source) for source, _ in examples}) == 30
+    for source, target in examples:
+        sentence, task = questions.split_input(source, "example")
+        tree = grammar.parse(sentence)
+        assert tree is not None and words(tree) == sentence
+        main, found = questions.auxiliaries(tree)
+        if task == questions.DECL:
+            assert kind == "train" and target == sentence
+            continue
+        # The main auxiliary up front, the rest in order; in training it is also the first.
+        assert target == [sentence[main]] + sentence[:main] + sentence[main + 1:-1] + ["?"]
+        assert (main == found[0]) == (kind == "train")
+
+
+def test_generation_is_deterministic_and_leaves_out_excluded_sentences(tiny):
+    grammar = Grammar.read(str(tiny))
+    first = questions.generate(grammar, 20, seed=1)
+    assert questions.generate(grammar, 20, seed=1) == first
+    assert questions.generate(grammar, 20, seed=2) != first
+    excluded = {tuple(source[:-1]) for source, _ in first[:10]}
+    again = questions.generate(grammar, 20, seed=1, exclude=excluded)
+    assert not excluded & {tuple(source[:-1]) for source, _ in again}
+    with pytest.raises(UserError, match="cannot draw 1000 distinct"):
+        questions.generate(grammar, 1000, seed=1)
+
+
+def generate(*flags):
+    return subprocess.run([sys.executable, str(GENERATE), *map(str, flags)], capture_output=True, text=True)
+
+
+def test_the_generator_writes_line_aligned_sets_without_shared_or_repeated_sentences(tiny, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "question.gr").write_text(TINY)
+    taken = "the newt who does sleep does sleep ."
+    (shared / "question.gen-covered").write_text(f"{taken} quest\n")
+    proc = generate(f"--out={tmp_path / 'out'}", f"--data_dir={shared}", "--train=30", "--dev=5", "--test=5",
+                    "--gen=5", "--seed=3")
+    assert proc.returncode == 0, proc.stderr
+    seen = []
+    for name, size in [("train", 30), ("dev", 5), ("test", 5), ("gen", 5)]:
+        src = (tmp_path / "out" / f"{name}.src").read_text().splitlines()
+        tgt = (tmp_path / "out" / f"{name}.tgt").read_text().splitlines()
+        assert len(src) == len(tgt) == size
+        seen += [line.rsplit(" ", 1)[0] for line in src]
+    assert len(set(seen)) == len(seen) and taken not in seen
+    again = generate(f"--out={tmp_path / 'again'}", f"--data_dir={shared}", "--train=30", "--dev=5", "--test=5",
+                     "--gen=5", "--seed=3")
+    assert again.returncode == 0
+    assert (tmp_path / "again" / "train.src").read_text() == (tmp_path / "out" / "train.src").read_text()
+
+
+def test_a_bad_grammar_is_a_one_line_error_of_the_generator(tmp_path):
+    (tmp_path / "bad.gr").write_text("1\tROOT\tS .\none\tS\tNP\n")
+    proc = generate(f"--out={tmp_path / 'out'}", f"--grammar={tmp_path / 'bad.gr'}", f"--data_dir={tmp_path}")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"error: {tmp_path / 'bad.gr'}:2: weight 'one' is not a number"
+
+
+@pytest.mark.shared_data
+def test_the_shared_grammar_gives_the_shared_dev_outputs():
+    grammar = Grammar.read(str(QUESTIONS / "question.gr"))
+    for line in (QUESTIONS / "question.dev").read_text().splitlines():
+        source, target = (side.split() for side in line.split("\t"))
+        sentence, task = questions.split_input(source, "dev")
+        main, found = questions.auxiliaries(grammar.parse(sentence))
+        assert questions.output(sentence, task, main) == target
+        assert task == questions.DECL or main == found[0]  # the README: quest only where main is first
+
+
+def task_of(grammar):
+    return QuestionFormationTask(tiny_config(task="question_formation", grammar=str(grammar)))
+
+
+def test_scores_count_whole_outputs_first_words_and_which_auxiliary_moved(tiny):
+    sources = [s.split() + ["quest"] for s in ["the newt who does sleep doesn't sleep .",
+                                               "the yak who doesn't sleep does see the newt .",
+                                               "the yak who does sleep does sleep .",
+                                               "the newt does sleep ."]]
+    references = [s.split() for s in ["doesn't the newt who does sleep sleep ?",
+                                      "does the yak who doesn't sleep see the newt ?",
+                                      "does the yak who does sleep sleep ?", "does the newt sleep ?"]]
+    hypotheses = [s.split() for s in ["doesn't the newt who does sleep sleep ?",  # move main
+                                      "doesn't the yak who sleep does see the newt ?",  # move first
+                                      "does the yak who does sleep does sleep ?",  # delete none, prepose (either)
+                                      "does the newt ?"]]
+    scores = task_of(tiny).score(sources, hypotheses, references, "tgt")
+    assert scores["full_sentence_accuracy"] == 0.25 and scores["first_word_accuracy"] == 0.75
+    assert scores["quest"]["sentences"] == 4 and "decl" not in scores
+    assert scores["categorised"] == 3
+    assert scores["categories"]["delete_main_prepose_main"] == pytest.approx(1 / 3)
+    assert scores["categories"]["delete_first_prepose_first"] == pytest.approx(1 / 3)
+    assert scores["categories"]["delete_none_prepose_main"] == pytest.approx(1 / 3)  # ties: the first listed
+    assert sum(scores["categories"].values()) == pytest.approx(1)
+
+
+def test_test_files_with_outputs_beside_them_or_in_them_and_covered_ones_without(tiny, tmp_path):
+    task = task_of(tiny)
+    (tmp_path / "t.src").write_text("the newt does sleep . quest\n")
+    (tmp_path / "t.tgt").write_text("does the newt sleep ?\n")
+    (tmp_path / "tabbed").write_text("the newt does sleep . decl\tthe newt does sleep .\n")
+    (tmp_path / "covered").write_text("the newt who does sleep doesn't sleep . quest\n")
+    assert task.read_test(str(tmp_path / "t.src"), None, "tgt")[1] == [["does", "the", "newt", "sleep", "?"]]
+    assert task.read_test(str(tmp_path / "tabbed"), None, "tgt")[:2] == (
+        [["the", "newt", "does", "sleep", ".", "decl"]], [["the", "newt", "does", "sleep", "."]])
+    sources, references, _ = task.read_test(str(tmp_path / "covered"), None, "tgt")
+    assert sources == ["the newt who does sleep doesn't sleep . quest".split()] and references is None
+    (tmp_path / "mixed").write_text("the newt does sleep . decl\tthe newt does sleep .\nthe newt does sleep . quest\n")
+    with pytest.raises(UserError, match="mixed:2: no TAB"):
+        task.read_test(str(tmp_path / "mixed"), None, "tgt")
+    (tmp_path / "notask").write_text("the newt does sleep .\n")
+    with pytest.raises(UserError, match="notask:1: an input ends with the task word"):
+        task.read_test(str(tmp_path / "notask"), None, "tgt")
+    ungrammatical = "the newt sleep does . quest".split()
+    with pytest.raises(UserError, match="the grammar does not derive"):
+        task.score([ungrammatical], [ungrammatical], [ungrammatical], "tgt")
+    with pytest.raises(UserError, match="needs --grammar"):
+        QuestionFormationTask(tiny_config(task="question_formation")).grammar()
+
+
+def test_testing_on_inputs_only_writes_input_tab_prediction_in_input_order_and_no_score(tiny, tmp_path):
+    from nmtcore.vocabulary import Vocabulary
+    grammar = Grammar.read(str(tiny))
+    examples = questions.generate(grammar, 40, seed=1) + questions.generate(grammar, 10, seed=2, kind="gen")
+    vocab = Vocabulary.build([s for s, _ in examples] + [t for _, t in examples])
+    config = tiny_config(model="encdec", task="question_formation", grammar=str(tiny), beam_size=2)
+    translator = translator_of(models()["encdec"](config, vocab, vocab))
+    covered = tmp_path / "gen-covered"
+    covered.write_text("".join(" ".join(s) + "\n" for s, _ in examples[40:]))
+    stats = prediction.test(translator, QuestionFormationTask(config), str(covered), str(tmp_path), log=lambda _: None)
+    lines = (tmp_path / prediction.TRANSLATIONS).read_text().splitlines()
+    assert [line.split("\t")[0] for line in lines] == covered.read_text().splitlines()
+    assert all(line.count("\t") == 1 for line in lines)
+    written = json.loads((tmp_path / prediction.STATS).read_text())
+    assert "full_sentence_accuracy" not in written and "categorised" not in stats  # withheld gold: scored outside
+
+
+@pytest.mark.slow
+def test_an_attention_model_trains_tests_and_answers_queries_through_the_command_line(tiny, tmp_path):
+    data = tmp_path / "data"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    proc = generate(f"--out={data}", f"--grammar={tiny}", f"--data_dir={shared}", "--train=40", "--dev=8",
+                    "--test=8", "--gen=8")
+    assert proc.returncode == 0, proc.stderr
+    wd = tmp_path / "wd"
+    run_nmt("--do_training", "--task=question_formation", f"--grammar={tiny}", "--model=encdec", "--cell=gru",
+            "--attention=content", "--embedding_size=8", "--units=8", "--num_layers=1", "--batch_size=8",
+            "--max_epochs=1", "--beam_size=2", f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt",
+            f"--dev_set1={data}/dev.src", f"--dev_set2={data}/dev.tgt", f"--working_dir={wd}")
+    saved = json.loads((wd / "hparams.json").read_text())
+    assert (saved["cell"], saved["attention"], saved["grammar"]) == ("gru", "content", str(tiny))
+    covered = tmp_path / "gen-covered"
+    covered.write_text((data / "gen.src").read_text())
+    run_nmt("--do_testing", f"--test_set={covered}", f"--working_dir={wd}")
+    assert "full_sentence_accuracy" not in json.loads((wd / "testing_stats.json").read_text())
+    run_nmt("--do_testing", f"--test_set={data}/gen.src", f"--working_dir={wd}")  # the generator's own gen set
+    assert json.loads((wd / "testing_stats.json").read_text())["categorised"] == 8
+    lines = (wd / "test_trans.txt").read_text().splitlines()
+    assert [line.split("\t")[0] for line in lines] == covered.read_text().splitlines()
+    answer = run_nmt("--query=-", f"--working_dir={wd}", stdin="the newt does sleep . quest\n\n")
+    assert answer.stdout.count("\n") == 2

@@ -1,0 +1,118 @@
+"""The seq-to-seq model's cells and attention: one decoder for training and search, checkpoints,
+and a tiny attention model that learns to reverse."""
+
+import itertools
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from nmtcore import search, workdir
+from nmtcore.checkpoints import RunCheckpoints
+from nmtcore.losses import decoder_inputs
+from nmtcore.vocabulary import Vocabulary
+
+from helpers import models, tiny_config, translator_of
+
+SYMBOLS = list("abcdef")
+VOCAB = Vocabulary.build([SYMBOLS])
+CONFIGS = list(itertools.product(["lstm", "gru", "srn"], ["none", "location", "content"]))
+SRC = tf.constant([[4, 5, 6, 7, 7, 2], [5, 6, 2, 0, 0, 0]])
+TGT = tf.constant([[4, 5, 2, 0], [6, 6, 6, 2]])
+
+
+def model_of(cell, attention, **overrides):
+    config = tiny_config(model="encdec", cell=cell, attention=attention, attention_positions=6, **overrides)
+    return models()["encdec"](config, VOCAB, VOCAB)
+
+
+@pytest.mark.parametrize("cell,attention", CONFIGS)
+def test_decoder_steps_one_at_a_time_equal_teacher_forcing(cell, attention):
+    model = model_of(cell, attention, reverse_source=True)
+    forced = model._target_logits(SRC, TGT).numpy()
+    state, stepped = model.decoder_start(SRC, False), []
+    for t in range(TGT.shape[1]):
+        logits, state = model.decoder_step(decoder_inputs(TGT)[:, t], state, False)
+        stepped.append(logits.numpy())
+    np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
+
+
+@pytest.mark.parametrize("attention", ["location", "content"])
+def test_a_sentence_translates_the_same_alone_and_in_a_beam_searched_batch(attention):
+    """Beam search tiles and reorders the attention memory with the decoder state, and padding
+    of a shorter sentence is never attended to."""
+    translator = translator_of(model_of("gru", attention, beam_size=3))
+    sentences = [list("abcdeab"), list("fa"), list("cccd")]
+    together, scores = translator.translate_ids([np.array(VOCAB.encode(s) + [2], np.int32) for s in sentences])
+    for sentence, out, score in zip(sentences, together, scores):
+        alone, alone_score = translator.translate_ids([np.array(VOCAB.encode(sentence) + [2], np.int32)])
+        np.testing.assert_array_equal(alone[0][alone[0] != 0], out[out != 0])
+        assert alone_score[0] == pytest.approx(score, abs=1e-4)
+
+
+def test_the_default_is_the_lstm_without_attention_of_before():
+    model = model_of("lstm", "none")
+    assert not hasattr(model, "attention")
+    assert model.decoder.kernels[0].shape == (16, 4 * 32)  # the embedding alone feeds the decoder
+    assert model_of("lstm", "content").decoder.kernels[0].shape == (16 + 32, 4 * 32)
+
+
+@pytest.mark.parametrize("cell,attention", [c for c in CONFIGS if c != ("lstm", "none")])
+def test_a_checkpoint_of_each_configuration_restores_and_translates_the_same(cell, attention, tmp_path):
+    tf.keras.utils.set_random_seed(5)
+    model = model_of(cell, attention)
+    workdir.save_setup(str(tmp_path), model.config, VOCAB, VOCAB)
+    RunCheckpoints(str(tmp_path), model).save_best(1)
+    restored = workdir.load_model(str(tmp_path), models())
+    assert (restored.config.model.cell, restored.config.model.attention) == (cell, attention)
+    for a, b in zip(model.trainable_variables, restored.trainable_variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    ids, scores = beam_search(restored)
+    expected_ids, expected_scores = beam_search(model)
+    np.testing.assert_array_equal(ids.numpy(), expected_ids.numpy())
+    np.testing.assert_allclose(scores.numpy(), expected_scores.numpy(), atol=1e-6)
+
+
+def beam_search(model):
+    """Beam search of SRC (run eagerly: a compiled search per configuration would be slower)."""
+    step = lambda tokens, state: model.decoder_step(tokens, state, False)
+    return search.beam_search(step, model.decoder_start(SRC, False), tf.constant([7, 3]), 3)
+
+
+def reversal_batch(rng, size):
+    """``size`` random sequences of 2-5 symbols and their reversals, as padded id batches."""
+    src, tgt = np.zeros([size, 6], np.int32), np.zeros([size, 6], np.int32)
+    for i in range(size):
+        ids = rng.integers(4, 4 + len(SYMBOLS), rng.integers(2, 6))
+        src[i, :len(ids)], tgt[i, :len(ids)] = ids, ids[::-1]
+        src[i, len(ids)] = tgt[i, len(ids)] = 2
+    return {"src": tf.constant(src), "tgt": tf.constant(tgt)}
+
+
+@pytest.mark.slow  # about 10 s of CPU each: 400 training steps
+@pytest.mark.parametrize("cell,attention", [("lstm", "content"), ("gru", "location")])
+def test_a_tiny_attention_model_learns_to_reverse_exactly(cell, attention):
+    tf.keras.utils.set_random_seed(1)
+    model = model_of(cell, attention, num_layers=1, beam_size=1)
+    optimizer = tf.keras.optimizers.Adam(0.01)
+
+    @tf.function
+    def train_step(batch):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model.sentence_losses(batch, "parallel")[0])
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        train_step(reversal_batch(rng, 32))
+    sentences = [list(rng.choice(SYMBOLS, rng.integers(2, 6))) for _ in range(100)]
+    outputs = translator_of(model).translate(sentences)
+    assert outputs == [s[::-1] for s in sentences]
+
+
+@pytest.mark.parametrize("flag", ["--cell=tree", "--attention=global"])
+def test_unknown_cells_and_attentions_are_refused_by_the_flag_parser(flag, capsys):
+    from nmtcore.cli import build_parser
+    with pytest.raises(SystemExit) as stop:
+        build_parser(["encdec"]).parse_args(["--do_training", flag])
+    assert stop.value.code == 2 and "invalid choice" in capsys.readouterr().err
