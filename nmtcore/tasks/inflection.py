@@ -157,8 +157,9 @@ class InflectionTask:
                 raise UserError(f"{reference}:{number}: not the lemma and features of {test_set}:{number}")
         return gold
 
-    def score(self, hypotheses, references, target_language):
-        """{accuracy, mean_levenshtein} of output action sequences against gold forms."""
+    def score(self, hypotheses, references, target_language, sources=None):
+        """{accuracy, mean_levenshtein} of output action sequences against gold forms (``sources``
+        unused)."""
         predictions = [form_of(h) for h in hypotheses]
         gold = ["".join(r) for r in references]
         return {"accuracy": coarse_accuracy(predictions, gold),

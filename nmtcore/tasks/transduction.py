@@ -36,8 +36,8 @@ class TransductionTask(TranslationTask):
         refuse_unknown_symbols(loaded, config, data_files["train_set1"], data_files["train_set2"])
         return loaded
 
-    def score(self, hypotheses, references, target_language):
-        """{coarse_accuracy, fine_accuracy} (§4.3). Both sides get the EOS the paper counts: a
+    def score(self, hypotheses, references, target_language, sources=None):
+        """{coarse_accuracy, fine_accuracy} (§4.3) (``sources`` unused: no length buckets). Both sides get the EOS the paper counts: a
         translation ends at the ``<end>`` the model emitted, or at the length cap, which
         ``--max_trans_ratio`` > 1 puts beyond every target of these tasks, where the output is
         already wrong."""
