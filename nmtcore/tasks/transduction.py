@@ -37,10 +37,10 @@ class TransductionTask(TranslationTask):
         return loaded
 
     def score(self, hypotheses, references, target_language, sources=None):
-        """{coarse_accuracy, fine_accuracy} (§4.3) (``sources`` unused: no length buckets). Both sides get the EOS the paper counts: a
-        translation ends at the ``<end>`` the model emitted, or at the length cap, which
-        ``--max_trans_ratio`` > 1 puts beyond every target of these tasks, where the output is
-        already wrong."""
+        """{coarse_accuracy, fine_accuracy} (§4.3); ``sources`` unused (no length buckets here).
+        Both sides get the EOS the paper counts: a translation ends at the ``<end>`` the model
+        emitted, or at the length cap, which ``--max_trans_ratio`` > 1 puts beyond every target of
+        these tasks, where the output is already wrong."""
         predictions = [list(h) + [END] for h in hypotheses]
         targets = [list(r) + [END] for r in references]
         return {"coarse_accuracy": coarse_accuracy(predictions, targets),
