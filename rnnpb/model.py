@@ -188,8 +188,6 @@ class BoundRNNPB(NMTModel):
 
     # ----- inspection (PB-space analysis) -------------------------------------------------------
     def analyze(self, train_pairs, test_pairs, out_dir):
-        if self.pbs is None:  # the PB-table figures need PB tables
-            return super().analyze(train_pairs, test_pairs, out_dir)
         return analysis.analyze(self, train_pairs, test_pairs, out_dir)
 
     def trained_pbs(self, indices, side="a"):
