@@ -43,3 +43,12 @@ def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_again
     assert scores["stored_pb_b_mean_norm"] == pytest.approx(np.linalg.norm(stored, axis=1).mean(), rel=1e-5)
     assert scores["recognised_vs_stored_b_binding_ratio"] == pytest.approx(
         scores["recognised_vs_stored_b_mean_distance"] / scores["recognised_vs_stored_b_random_distance"])
+
+
+def test_analyze_reports_the_ceiling_in_both_modes_and_stored_pbs_where_there_are_tables(trained, tmp_path):  # noqa: F811
+    model, _ = trained
+    src, tgt = corpus(64)
+    pairs = list(zip(tokens(src), tokens(tgt)))[:8]
+    summary = analysis.analyze(model, pairs, pairs, str(tmp_path))["summary"]
+    assert summary["ceiling_sentences"] == 8 and "ceiling_bleu_source_pb" in summary
+    assert ("stored_bleu_stored_pb" in summary) == (model.pbs is not None)
