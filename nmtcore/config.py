@@ -137,6 +137,9 @@ class InferenceConfig:
     test_batch_size: int = option(256, "sentences translated at once", 1, 1e6)
     refine_steps: int = option(0, "--amortize: refinement steps of the proposed PB (training uses the saved "
                                   "value; a test may run others)", 0, 1000, legacy=0)
+    joint_rerank: float = option(0.0, "bound RNNPB, beam search: rerank the n-best by joint recognition, min_p "
+                                      "L_A(a|p) + joint_rerank * L_B(b|p) (0: off; not saved)", 0, 1e6,
+                                 saved=False)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,7 +10,8 @@ training noise (``nmtcore.trainer``), search, dev perplexity and evaluation batc
   perplexity);
 - ``decoder_start(src, reverse)`` / ``decoder_step(tokens, state, reverse)``: a one-step decoder
   for search;
-- optionally ``variable_groups()`` (several optimisers), ``monolingual_kinds`` (the monolingual
+- optionally ``rerank(src, nbest, scores, reverse)`` (an order of beam search's n-best list
+  other than its scores), ``variable_groups()`` (several optimisers), ``monolingual_kinds`` (the monolingual
   batches it trains on), ``on_epoch_end()`` (end-of-epoch updates), ``summary_scalars()``
   (model state for TensorBoard) and ``analyze()`` (model-specific figures for ``--analyze``).
 
@@ -52,6 +53,12 @@ class NMTModel(tf.Module):
     def decoder_step(self, tokens, state, reverse):
         """One decoder step: previous words (N,) -> (logits (N, V), new state)."""
         raise NotImplementedError
+
+    def rerank(self, src, nbest, scores, reverse):
+        """The rank (B, k), higher first, by which to choose among beam search's hypotheses
+        ``nbest`` (B, k, T) of sources ``src``, given their summed log-probabilities ``scores``
+        (B, k); by default those scores."""
+        return scores
 
     def variable_groups(self):
         """[(name, variables, learning rate)], each group with its own optimiser and clipping."""

@@ -14,8 +14,9 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     """Translate ``test_set``, write test_trans.txt and testing_stats.json, return the stats.
 
     The task reads the test set and its reference (a test set without one is translated but not
-    scored), scores the translations and says what test_trans.txt's lines are. ``members``: the
-    working directories of an ensemble whose vote ``translator`` is (``--ensemble``), recorded.
+    scored), scores the translations (the translation task also by source length) and says what
+    test_trans.txt's lines are. ``members``: the working directories of an ensemble whose vote
+    ``translator`` is (``--ensemble``), recorded.
     """
     config = translator.model.config
     target_language = config.data.lang1 if reverse else config.data.lang2

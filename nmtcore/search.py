@@ -51,6 +51,20 @@ def beam_search(step_fn, state, max_lengths, beam_size):
 
     Returns (ids (B, T) of the best finished hypothesis, its summed log-probability (B,)).
     """
+    return best_of(*beam_search_nbest(step_fn, state, max_lengths, beam_size))
+
+
+def best_of(seqs, scores, rank=None):
+    """(ids (B, T), score (B,)) of each sentence's hypothesis of the highest ``rank`` (B, k)
+    (default: its score) among ``seqs`` (B, k, T); ties go to the first."""
+    best = tf.argmax(scores if rank is None else rank, axis=1, output_type=tf.int32)
+    return tf.gather(seqs, best, batch_dims=1), tf.gather(scores, best, batch_dims=1)
+
+
+def beam_search_nbest(step_fn, state, max_lengths, beam_size):
+    """The beam's ``beam_size`` final hypotheses per sentence: ids (B, k, T), each ending in
+    ``<end>`` then padding, and summed log-probabilities (B, k), best first. A hypothesis the
+    beam never filled (fewer than k possible outputs) has a score of about ``NEG``."""
     batch = tf.shape(max_lengths)[0]
     k = beam_size
     state = tf.nest.map_structure(lambda s: _tile_beams(s, k), state)
@@ -84,5 +98,4 @@ def beam_search(step_fn, state, max_lengths, beam_size):
         shape_invariants=(tf.TensorShape([]), tf.TensorShape([None]), state_shapes,
                           tf.TensorShape([None, k]), tf.TensorShape([None, k]),
                           tf.TensorShape([None, k, None])))
-    best = tf.argmax(scores, axis=1, output_type=tf.int32)
-    return tf.gather(seqs, best, batch_dims=1), tf.gather(scores, best, batch_dims=1)
+    return seqs, scores

@@ -13,6 +13,7 @@ from nmtcore.data import batch_spec, encode_all, evaluation_batches
 from nmtcore.errors import UserError
 from nmtcore.losses import token_mask
 from nmtcore.metrics import perplexity
+from nmtcore.model import NMTModel
 
 
 class Translator:
@@ -20,6 +21,11 @@ class Translator:
 
     def __init__(self, model):
         self.model, self.config = model, model.config.inference
+        if self.config.joint_rerank and type(model).rerank is NMTModel.rerank:
+            raise UserError(f"--joint_rerank: --model={model.config.model.model} has no joint objective "
+                            "(only --model=rnnpbnmt)")
+        if self.config.joint_rerank and self.config.beam_size < 2:
+            raise UserError("--joint_rerank reranks the beam's hypotheses: give a --beam_size of at least 2")
         self._score_fn = tf.function(model.score_targets, input_signature=[batch_spec()])
         self._search_fns = {}
 
@@ -61,7 +67,8 @@ class Translator:
                 step = lambda tokens, st: model.decoder_step(tokens, st, reverse)
                 if beam_size == 1:
                     return search.greedy_search(step, state, max_lengths)
-                return search.beam_search(step, state, max_lengths, beam_size)
+                nbest, scores = search.beam_search_nbest(step, state, max_lengths, beam_size)
+                return search.best_of(nbest, scores, model.rerank(src, nbest, scores, reverse))
 
             self._search_fns[key] = tf.function(
                 translate_batch, input_signature=[tf.TensorSpec([None, None], tf.int32)])

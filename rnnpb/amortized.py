@@ -62,10 +62,16 @@ class Refinement(tf.keras.layers.Layer):
         Each sentence's gradient is its own (the loss is a sum over sentences) and clipped to
         norm ``clip``, as in Adam recognition, so a long sentence does not take a longer step.
         """
+        return self.refine_on(lambda p: language_model.sentence_losses(seq, p)[0], pb, steps, prior, clip,
+                              stop_gradient)
+
+    def refine_on(self, sentence_loss, pb, steps, prior=0.0, clip=1.0, stop_gradient=False):
+        """``refine`` on any per-sentence objective ``sentence_loss(pb)`` (B,), e.g. the joint
+        objective of ``rnnpb.joint``."""
         for _ in range(steps):  # unrolled: K is small, and training differentiates through it
             with tf.GradientTape() as tape:
                 tape.watch(pb)
-                ce, _ = language_model.sentence_losses(seq, pb)
+                ce = sentence_loss(pb)
                 loss = tf.reduce_sum(ce) + prior * 0.5 * tf.reduce_sum(tf.square(pb))
             grad = tape.gradient(loss, pb)
             grad = grad * tf.minimum(1.0, clip / tf.maximum(tf.norm(grad, axis=1, keepdims=True), 1e-12))

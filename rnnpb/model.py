@@ -14,7 +14,7 @@ import tensorflow as tf
 from nmtcore.data import encode_all, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.model import NMTModel
-from rnnpb import analysis
+from rnnpb import analysis, joint
 from rnnpb.amortized import PBProposal, Refinement
 from rnnpb.binding import PBTables, binding_loss, binding_quality
 from rnnpb.language_model import RNNPBLanguageModel
@@ -180,10 +180,14 @@ class BoundRNNPB(NMTModel):
     def decoder_step(self, tokens, state, reverse):
         return (self.lm_a if reverse else self.lm_b).step(tokens, state)
 
+    def rerank(self, src, nbest, scores, reverse):
+        """With --joint_rerank=λ > 0, by joint recognition of the source and each hypothesis
+        (``rnnpb.joint``); else by the beam's scores."""
+        weight = self.config.inference.joint_rerank
+        return joint.rerank(self, src, nbest, scores, weight, reverse) if weight else scores
+
     # ----- inspection (PB-space analysis) -------------------------------------------------------
     def analyze(self, train_pairs, test_pairs, out_dir):
-        if self.pbs is None:  # the PB-table figures need PB tables
-            return super().analyze(train_pairs, test_pairs, out_dir)
         return analysis.analyze(self, train_pairs, test_pairs, out_dir)
 
     def trained_pbs(self, indices, side="a"):

@@ -54,17 +54,38 @@ def recognize(language_model, seq, settings, record=False):
     ``pb_history`` (iterations, B, num_PB) the PBs and ``grad_norm_history`` (iterations, B) the
     gradient norms before clipping (0 for a stopped sentence).
     """
+    pb = tf.zeros([tf.shape(seq)[0], language_model.num_pb])
+    result = minimize(sentence_loss(language_model, seq), pb, settings, record)
+    result["loss"], _ = language_model.sentence_losses(seq, result["pb"])
+    return result
+
+
+def sentence_loss(language_model, seq):
+    """``loss(rows, pb)``: the summed cross-entropy (len(rows),) of sentences ``seq[rows]`` given
+    their PBs ``pb``, computed on those sentences cut to their longest length."""
+    def loss(rows, pb):
+        sub = tf.gather(seq, rows)
+        sub = sub[:, :tf.reduce_max(tf.reduce_sum(tf.cast(tf.not_equal(sub, PAD_ID), tf.int32), axis=1))]
+        return language_model.sentence_losses(sub, pb)[0]
+    return loss
+
+
+def minimize(loss, pb, settings, record=False):
+    """Recognition's Adam on any per-sentence objective: ``loss(rows, pb)`` is the loss of the
+    batch's sentences ``rows`` (their indices) under their PBs ``pb`` (len(rows), num_PB), and
+    ``pb`` (B, num_PB) the start. ``recognize`` is this on one language model's loss from zero PBs;
+    joint recognition (``rnnpb.joint``) minimises a sum of two. Returns ``recognize``'s dict
+    without ``loss``."""
     s = settings
     if s.stop not in STOPPING:
         raise ValueError(f"unknown recognition stopping scheme {s.stop!r}")
-    batch = tf.shape(seq)[0]
-    pb = tf.zeros([batch, language_model.num_pb])
+    batch = tf.shape(pb)[0]
     beta1, beta2, adam_eps = 0.9, 0.999, 1e-7
 
-    def loss_and_grad(seq, pb):
+    def loss_and_grad(rows, pb):
         with tf.GradientTape() as tape:
             tape.watch(pb)
-            ce, _ = language_model.sentence_losses(seq, pb)
+            ce = loss(rows, pb)
             if s.prior:
                 ce += s.prior * 0.5 * tf.reduce_sum(tf.square(pb), axis=1)
             total = tf.reduce_sum(ce)
@@ -77,9 +98,7 @@ def recognize(language_model, seq, settings, record=False):
         # Only the sentences still being recognised are computed, cut to their longest length:
         # a batch costs what its sentences need, not what its slowest sentence needs.
         rows = tf.where(active)[:, 0]
-        sub = tf.gather(seq, rows)
-        sub = sub[:, :tf.reduce_max(tf.reduce_sum(tf.cast(tf.not_equal(sub, PAD_ID), tf.int32), axis=1))]
-        ce, grad = loss_and_grad(sub, tf.gather(pb, rows))
+        ce, grad = loss_and_grad(rows, tf.gather(pb, rows))
         norm = tf.norm(grad, axis=1)
         last = update(last, rows, ce)
         if record:
@@ -112,8 +131,7 @@ def recognize(language_model, seq, settings, record=False):
     _, pb, _, _, _, _, _, iterations, _, *histories = tf.while_loop(
         lambda i, pb, m, v, best, waited, active, *_: (i < s.max_iterations) & tf.reduce_any(active),
         body, loop_vars)
-    final, _ = language_model.sentence_losses(seq, pb)
-    result = {"pb": pb, "iterations": iterations, "loss": final}
+    result = {"pb": pb, "iterations": iterations}
     if record:
         for name, array in zip(("history", "pb_history", "grad_norm_history"), histories):
             result[name] = array.stack()

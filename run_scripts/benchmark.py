@@ -7,6 +7,7 @@ copying of length-64 sequences, the longest of the paper's training lengths).
     python3 run_scripts/benchmark.py [--quick] [--exp1_dir runs/exp1_autoencode/rnnpb20000]
     python3 run_scripts/benchmark.py --part=memory_lstms [--quick]   # the memory-LSTM keys alone
     python3 run_scripts/benchmark.py --part=hard_attention [--quick] [--inflection_dir DIR]
+    python3 run_scripts/benchmark.py --part=translation_cost --bound_dir=DIR --seq2seq_dir=DIR --test_set=FILE
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -15,6 +16,10 @@ With ``--exp1_dir`` the end-to-end figure is ``nmt.py --do_testing`` of that tra
 ``--test_sentences`` sentences (recognition then runs to its iteration cap: a pessimistic figure).
 The hard-attention key is the characters of predicted forms per second of a whole in-process
 ``--do_testing`` on German SIGMORPHON 2016 dev lines (``inflection/sigmorphon2016``).
+
+``--part=translation_cost`` (issue 16) times two trained models on one test set, one right after
+the other in this process, so that both meet the same machine and the same load: a bound RNNPB
+(``--bound_dir``) and a seq-to-seq (``--seq2seq_dir``), each with its saved translation settings.
 """
 
 import argparse
@@ -33,9 +38,11 @@ sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from nmtcore import addons, prediction, search, synthetic, workdir  # noqa: E402
+import nmt  # noqa: E402
+from nmtcore import addons, parallel, prediction, search, synthetic, workdir  # noqa: E402
 from nmtcore.config import Config  # noqa: E402
 from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
+from nmtcore.errors import UserError  # noqa: E402
 from nmtcore.losses import summed_cross_entropy  # noqa: E402
 from nmtcore.tasks.inflection import InflectionTask  # noqa: E402
 from nmtcore.tasks.translation import TranslationTask  # noqa: E402
@@ -207,6 +214,28 @@ def bench_hard_attention(args, lines):
             "hard_attention_test_lines_per_second": stats["sentences"] / stats["testing_time"]}
 
 
+def bench_translation_cost(bound_dir, seq2seq_dir, test_set, warmup=8):
+    """Seconds per 1000 sentences of translating ``test_set`` (all of it, as ``--do_testing``
+    does: batched on every core, beam search with each model's saved settings) with the bound
+    model and with the seq-to-seq, and their ratio. Each first translates ``warmup`` sentences,
+    untimed, so that tracing its search function is not counted."""
+    sentences = read_sentences(test_set)
+    seconds = {}
+    for name, working_dir, model_name in (("bound", bound_dir, "rnnpbnmt"), ("seq2seq", seq2seq_dir, "encdec")):
+        model = workdir.load_model(working_dir, nmt.models())
+        if model.config.model.model != model_name:
+            raise UserError(f"--{name}_dir={working_dir}: its model is {model.config.model.model}, not {model_name}")
+        translator = Translator(model)
+        translator.translate(sentences[:warmup])
+        start = time.perf_counter()
+        translator.translate(sentences)
+        seconds[name] = time.perf_counter() - start
+    results = {f"translation_seconds_per_1000_{name}": 1000 * s / len(sentences) for name, s in seconds.items()}
+    results.update(translation_cost_ratio_bound_vs_seq2seq=seconds["bound"] / seconds["seq2seq"],
+                   translation_test_sentences=len(sentences))
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 2 minutes on 2 cores")
@@ -217,12 +246,24 @@ def main():
     parser.add_argument("--save", action="store_true",
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
-    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention"], default="all",
+    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost"], default="all",
                         help="memory_lstms: only the memory-LSTM training steps (no thesis data needed); "
-                             "hard_attention: only its test speed; either saved apart from the other keys")
+                             "hard_attention: only its test speed; translation_cost: only the bound model against "
+                             "the seq-to-seq on --test_set; each saved apart from the other keys")
     parser.add_argument("--inflection_dir", help="trained hard-attention working directory for its test speed")
+    parser.add_argument("--bound_dir", help="translation_cost: a trained bound RNNPB working directory")
+    parser.add_argument("--seq2seq_dir", help="translation_cost: a trained seq-to-seq working directory")
+    parser.add_argument("--test_set", help="translation_cost: the tokenized test file both translate")
     args = parser.parse_args()
+    if args.part == "translation_cost" and not (args.bound_dir and args.seq2seq_dir and args.test_set):
+        parser.error("--part=translation_cost needs --bound_dir, --seq2seq_dir and --test_set")
     results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
+    if args.part == "translation_cost":
+        parallel.use_cores_for_batches()  # as nmt.py --do_testing runs
+        try:
+            results.update(bench_translation_cost(args.bound_dir, args.seq2seq_dir, args.test_set))
+        except (UserError, OSError) as e:
+            parser.error(str(e))
     if args.part == "all":
         results.update(bench_thesis_models(args))
     if args.part in ("all", "memory_lstms"):

@@ -2,7 +2,8 @@
 
 Files are tokenized text, one sentence per line, line-aligned across languages; a file's
 language is its suffix (``train.en``). BLEU is Moses multi-bleu on the tokenized text (the
-thesis's figures), with the detokenized sacreBLEU score beside it.
+thesis's figures), with the detokenized sacreBLEU score beside it, and the same BLEU of the
+sentences of each source-length bucket (issue 16: does a model fail on long sentences only?).
 """
 
 import os
@@ -14,11 +15,35 @@ from nmtcore.data import read_sentences
 from nmtcore.errors import UserError
 from nmtcore.metrics import bleu, detokenized_bleu
 
+# Source-length buckets (words of the tokenized source, both ends included; None: no upper end).
+LENGTH_BUCKETS = ((1, 5), (6, 8), (9, None))
+
 
 def language_of(path):
     """The language code a file name ends with (train.en -> en), as Moses tools want it."""
     suffix = os.path.splitext(path)[1][1:]
     return suffix if suffix.isalpha() and 2 <= len(suffix) <= 3 else "en"
+
+
+def bucket_name(low, high):
+    return f"{low}-{high}" if high else f"{low}+"
+
+
+def bleu_by_source_length(sources, hypotheses, references, buckets=LENGTH_BUCKETS):
+    """{bucket: {"bleu", "sentences"}}: multi-bleu of the sentences whose tokenized source has a
+    length in each bucket, as its own corpus (BLEU is not a mean of sentences, so the buckets'
+    scores do not average to the whole's); an empty bucket's BLEU is None."""
+    scores = {}
+    for low, high in buckets:
+        chosen = [i for i, s in enumerate(sources) if low <= len(s) and (high is None or len(s) <= high)]
+        scores[bucket_name(low, high)] = {
+            "bleu": bleu([hypotheses[i] for i in chosen], [references[i] for i in chosen]) if chosen else None,
+            "sentences": len(chosen)}
+    return scores
+
+
+def _number(value):
+    return "–" if value is None else f"{value:.2f}"
 
 
 def reference_path(test_set, target_language):
@@ -59,14 +84,19 @@ class TranslationTask:
         return sources, references, reference
 
     def score(self, sources, hypotheses, references, target_language):
-        """{bleu, bleu_detokenized, sacrebleu_signature} of tokenized outputs (token lists)."""
+        """{bleu, bleu_detokenized, sacrebleu_signature, bleu_by_source_length} of tokenized
+        outputs (token lists) of ``sources`` (token lists)."""
         hyps, refs = [" ".join(h) for h in hypotheses], [" ".join(r) for r in references]
         detokenized, signature = detokenized_bleu(hyps, refs, target_language)
-        return {"bleu": bleu(hyps, refs), "bleu_detokenized": detokenized, "sacrebleu_signature": signature}
+        return {"bleu": bleu(hyps, refs), "bleu_detokenized": detokenized, "sacrebleu_signature": signature,
+                "bleu_by_source_length": bleu_by_source_length(sources, hyps, refs)}
 
     def describe(self, scores):
+        buckets = scores.get("bleu_by_source_length", {})
+        by_length = "".join(f"; {name} source words: {_number(b['bleu'])} ({b['sentences']} sentences)"
+                            for name, b in buckets.items())
         return (f"BLEU = {scores['bleu']:.2f} (multi-bleu on tokenized text; detokenized sacreBLEU "
-                f"{scores['bleu_detokenized']:.2f})")
+                f"{scores['bleu_detokenized']:.2f}{by_length})")
 
     def output_lines(self, sources, hypotheses):
         """The lines of --do_testing's test_trans.txt: one tokenized translation per test sentence."""

@@ -1,0 +1,110 @@
+"""--joint_rerank: the bound model reranks the beam's n-best list by joint recognition (rnnpb/joint.py)."""
+
+import shutil
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from nmtcore import search
+from nmtcore.data import make_dataset
+from nmtcore.errors import UserError
+from nmtcore.trainer import Trainer
+from nmtcore.translator import Translator
+from nmtcore.vocabulary import PAD_ID
+from rnnpb import joint
+
+from helpers import ROOT, run_nmt, untrained_working_dir
+from test_amortized import build, corpus
+
+BEAM = 4
+MODES = {"adam": {}, "amortized": {"amortize": "encoder", "refine_steps": 2}}
+
+
+@pytest.fixture(scope="module", params=sorted(MODES))
+def trained(request):
+    """A tiny bound model of each recognition mode, trained for a few epochs, and test sources."""
+    src, tgt = corpus(64)
+    trainer = Trainer(build(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
+                            embedding_size=8, units=16, beam_size=BEAM, **MODES[request.param]))
+    for epoch in range(4):
+        for batch in trainer.dataset("parallel", src, tgt, epoch):
+            trainer.train_step(batch)
+    test, _ = corpus(12, seed=1)
+    return trainer.model, test
+
+
+def translator(model, weight):
+    model.config = model.config.replace(joint_rerank=weight)
+    return Translator(model)
+
+
+def padded(ids):
+    """Output id arrays of different lengths -> one (N, T) tensor, padded."""
+    width = max(len(i) for i in ids)
+    return tf.constant([np.pad(i, (0, width - len(i)), constant_values=PAD_ID) for i in ids], tf.int32)
+
+
+def beam_of(model, test):
+    """Plain beam search of the test sources: the n-best (B, k, T), scores (B, k) and the best (B, T)."""
+    src = next(iter(make_dataset(test, batch_size=len(test))))["src"]
+    max_lengths = tf.constant([int(np.ceil(1.5 * (len(s) - 1))) for s in test])
+    step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
+    nbest, scores = tf.function(lambda s: search.beam_search_nbest(step, model.decoder_start(s, False), max_lengths,
+                                                                   BEAM))(src)
+    return src, nbest, scores
+
+
+def test_weight_zero_is_plain_beam_search(trained):
+    model, test = trained
+    src, nbest, scores = beam_of(model, test)
+    best, _ = search.best_of(nbest, scores)
+    ids, _ = translator(model, 0.0).translate_ids(test)
+    np.testing.assert_array_equal(padded(ids).numpy(), best.numpy()[:, :padded(ids).shape[1]])
+
+
+def test_the_chosen_hypothesis_has_the_lowest_joint_objective_of_the_nbest(trained):
+    model, test = trained
+    src, nbest, scores = beam_of(model, test)
+    objective = tf.function(lambda s, t: joint.joint_objective(model, s, t, 1.0)[0])
+    objectives = np.stack([objective(src, nbest[:, j]).numpy() for j in range(BEAM)], 1)
+    assert np.all(np.ptp(objectives, axis=1) > 1e-3)  # the hypotheses differ in J: the choice means something
+    ids, _ = translator(model, 1.0).translate_ids(test)
+    for i, chosen in enumerate(ids):
+        rank = next(j for j in range(BEAM) if np.array_equal(nbest[i, j, :len(chosen)].numpy(), chosen))
+        assert objectives[i, rank] <= objectives[i, 0] + 1e-4  # no worse than the beam's best
+        assert objectives[i, rank] == pytest.approx(objectives[i].min(), abs=1e-4)
+
+
+def test_joint_recognition_fits_the_pair_better_than_the_source_alone(trained):
+    """J's minimiser beats the source's own PB on the joint loss it minimises."""
+    model, test = trained
+    src, nbest, _ = beam_of(model, test)
+    objective, _ = tf.function(lambda s, t: joint.joint_objective(model, s, t, 1.0))(src, nbest[:, 0])
+    own = tf.function(model.recognize)(src)["pb"]
+    at_own = model.lm_a.sentence_losses(src, own)[0] + model.lm_b.sentence_losses(nbest[:, 0], own)[0]
+    assert np.mean(objective.numpy()) < np.mean(at_own.numpy())
+
+
+def test_joint_rerank_needs_a_bound_model_and_a_beam(demo_data, tmp_path):
+    encdec = untrained_working_dir(tmp_path / "encdec", demo_data, model="encdec")
+    with pytest.raises(UserError, match="--joint_rerank: --model=encdec has no joint objective"):
+        translator(encdec, 1.0)
+    bound = untrained_working_dir(tmp_path / "rnnpb", demo_data, model="rnnpbnmt", beam_size=1)
+    with pytest.raises(UserError, match="give a --beam_size of at least 2"):
+        translator(bound, 1.0)
+
+
+@pytest.mark.slow
+def test_the_command_line_reranks_both_ways(tmp_path):
+    fixture = ROOT / "tests" / "fixtures" / "stack-py311"
+    shutil.copytree(fixture / "rnnpb", tmp_path / "rnnpb")
+    for test_set, extra in (("test.en", []), ("test.de", ["--reverse_translation"])):
+        run_nmt("--do_testing", "--joint_rerank=0.5", "--beam_size=3", f"--test_set={fixture / 'corpus' / test_set}",
+                f"--working_dir={tmp_path / 'rnnpb'}", *extra)
+        lines = (tmp_path / "rnnpb" / "test_trans.txt").read_text().splitlines()
+        assert len(lines) == len((fixture / "corpus" / test_set).read_text().splitlines())
+    assert "joint_rerank" not in (tmp_path / "rnnpb" / "hparams.json").read_text()
+    failed = run_nmt("--do_testing", "--joint_rerank=-1", f"--test_set={fixture / 'corpus' / 'test.en'}",
+                     f"--working_dir={tmp_path / 'rnnpb'}", check=False)
+    assert failed.returncode == 1 and "--joint_rerank=-1" in failed.stderr

@@ -1,0 +1,54 @@
+"""--analyze's diagnostics of issue 16 for the bound model (rnnpb/analysis.py): the ceiling, stored
+vs recognised PBs of training pairs, PB norms and binding ratio."""
+
+import numpy as np
+import pytest
+
+from nmtcore.metrics import bleu
+from rnnpb import analysis
+
+from helpers import translator_of
+from test_amortized import VOCAB, corpus
+from test_joint_rerank import trained  # noqa: F401 (a fixture: tiny trained models of both recognition modes)
+
+
+def tokens(id_arrays):
+    return [VOCAB.decode(ids) for ids in id_arrays]
+
+
+def translation_bleu(model, pairs):
+    hypotheses = translator_of(model).translate([s for s, _ in pairs])
+    return bleu([" ".join(h) for h in hypotheses], [" ".join(t) for _, t in pairs])
+
+
+def test_the_source_only_row_is_the_models_own_translation_and_the_ceiling_is_a_bleu(trained):  # noqa: F811
+    model, test = trained
+    src, tgt = corpus(12, seed=1)
+    pairs = list(zip(tokens(src), tokens(tgt)))
+    scores = analysis.ceiling(model, pairs)
+    assert scores["ceiling_sentences"] == 12 and 0 <= scores["ceiling_bleu_pair_pb"] <= 100
+    assert scores["ceiling_bleu_source_pb"] == pytest.approx(translation_bleu(model, pairs), abs=1e-6)
+
+
+def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_against_them(trained):  # noqa: F811
+    model, _ = trained
+    if model.pbs is None:
+        pytest.skip("--amortize has no stored PBs")
+    src, tgt = corpus(64)  # the fixture's training pairs, in its table's order
+    pairs = list(zip(tokens(src), tokens(tgt)))[:16]
+    scores = analysis.stored_vs_recognised(model, pairs)
+    assert scores["stored_sentences"] == 16
+    assert scores["stored_bleu_recognised_pb"] == pytest.approx(translation_bleu(model, pairs), abs=1e-6)
+    stored = model.trained_pbs(range(16), side="b")
+    assert scores["stored_pb_b_mean_norm"] == pytest.approx(np.linalg.norm(stored, axis=1).mean(), rel=1e-5)
+    assert scores["recognised_vs_stored_b_binding_ratio"] == pytest.approx(
+        scores["recognised_vs_stored_b_mean_distance"] / scores["recognised_vs_stored_b_random_distance"])
+
+
+def test_analyze_reports_the_ceiling_in_both_modes_and_stored_pbs_where_there_are_tables(trained, tmp_path):  # noqa: F811
+    model, _ = trained
+    src, tgt = corpus(64)
+    pairs = list(zip(tokens(src), tokens(tgt)))[:8]
+    summary = analysis.analyze(model, pairs, pairs, str(tmp_path))["summary"]
+    assert summary["ceiling_sentences"] == 8 and "ceiling_bleu_source_pb" in summary
+    assert ("stored_bleu_stored_pb" in summary) == (model.pbs is not None)
