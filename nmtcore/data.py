@@ -18,10 +18,11 @@ BUCKET_BOUNDARIES = [6, 8, 10, 12, 15, 20, 30, 50]
 
 
 def read_lines(path):
-    """The lines of a UTF-8 text file (LF or CRLF, optional BOM) as (line number, text) pairs.
+    """The lines of a UTF-8 text file (LF or CRLF, optional BOM): (line number, text) pairs.
 
     Raises a UserError naming the file for a missing or empty file, and file and line for
-    undecodable bytes.
+    undecodable bytes. Lines are decoded one at a time as they are taken, so a caller that
+    checks each line reports the file's first problem, whichever kind it is.
     """
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
@@ -34,13 +35,11 @@ def read_lines(path):
         lines.pop()
     if not lines:
         raise UserError(f"{path}: file is empty")
-    texts = []
     for number, line in enumerate(lines, start=1):
         try:
-            texts.append((number, line.decode("utf-8")))
+            yield number, line.decode("utf-8")
         except UnicodeDecodeError as e:
             raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
-    return texts
 
 
 def read_sentences(path):

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from nmtcore.data import read_sentences
 from nmtcore.errors import UserError
@@ -70,6 +70,7 @@ def first_problem(lines):
 
 @SETTINGS
 @given(text_files())
+@example((b"\n\xff\n", [b"", b"\xff"]))  # the first problem is named, not the first undecodable line
 def test_reader_returns_the_lines_or_names_file_and_line(tmp_path, file):
     data, lines = file
     path = tmp_path / "corpus.en"
