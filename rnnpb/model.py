@@ -115,16 +115,17 @@ class BoundRNNPB(NMTModel):
         p0, pb = self.propose_and_refine(batch["src"], reverse)
         lm = self.lm_b if reverse else self.lm_a
         ce_a, tokens_a = lm.sentence_losses(batch["src"], pb, rng)
-        loss = ce_a + self._prior(pb)
+        prior = self._prior(pb)
         if kind in ("mono1", "mono2"):  # a monolingual sentence autoencodes through its own PB
-            return loss, 0.0, {f"prediction_{'b' if reverse else 'a'}": ce_a, f"perplexity_{kind}": tf.exp(ce_a / tokens_a)}
+            side = "b" if reverse else "a"
+            return ce_a + prior, 0.0, {f"prediction_{side}": ce_a, f"perplexity_{kind}": tf.exp(ce_a / tokens_a)}
         if self.config.model.autoencode:
-            return loss, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
+            return ce_a + prior, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
         ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
         terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
         # --self_loss: how much a language model also learns to generate its own sentence from
         # the PB refined on that sentence, a PB that translation never gives it.
-        loss = t.self_loss * ce_a + self._prior(pb) + ce_b
+        loss = t.self_loss * ce_a + prior + ce_b
         if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
