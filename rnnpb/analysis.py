@@ -18,13 +18,15 @@ import numpy as np
 import tensorflow as tf
 
 from nmtcore import plots, search
-from nmtcore.data import encode_all, make_dataset
+from nmtcore.data import batch_spec, encode_all, make_dataset
 from nmtcore.metrics import bleu
 from rnnpb import joint
 from rnnpb.binding import binding_quality
 
 SHOWN = 10  # sentences (or pairs) drawn in the PCA plots, colour-matched
 PATHS = 5  # test sentences whose recognition paths are drawn
+# Token ids of any batch size and length: each compiled function is traced once, not per batch shape.
+TOKENS = batch_spec()["src"]
 
 
 def analyze(model, train_pairs, test_pairs, out_dir):
@@ -58,13 +60,13 @@ def _batches(model, sources, targets=None):
 
 def source_pbs(model, sources):
     """PBs (N, num_PB) of source sentences as translation recognises them (A alone)."""
-    fn = tf.function(lambda src: model.recognize(src)["pb"])
+    fn = tf.function(lambda src: model.recognize(src)["pb"], input_signature=[TOKENS])
     return np.concatenate([fn(b["src"]).numpy() for b in _batches(model, sources)])
 
 
 def pair_pbs(model, pairs):
     """PBs (N, num_PB) recognised from each (source, target) pair together: min_p L_A + L_B."""
-    fn = tf.function(lambda src, tgt: joint.joint_objective(model, src, tgt, 1.0)[1])
+    fn = tf.function(lambda src, tgt: joint.joint_objective(model, src, tgt, 1.0)[1], input_signature=[TOKENS, TOKENS])
     batches = _batches(model, [s for s, _ in pairs], [t for _, t in pairs])
     return np.concatenate([fn(b["src"], b["tgt"]).numpy() for b in batches])
 
@@ -74,7 +76,8 @@ def decode_bleu(model, pbs, pairs):
     targets of ``pairs``, with the translation settings (beam, length cap from the source)."""
     inference, lm = model.config.inference, model.lm_b
     fn = tf.function(lambda pb, lengths: search.beam_search(lm.step, lm.start_state(pb), lengths,
-                                                            inference.beam_size)[0])
+                                                            inference.beam_size)[0],
+                     input_signature=[tf.TensorSpec([None, pbs.shape[1]], tf.float32), tf.TensorSpec([None], tf.int32)])
     size, outputs = inference.test_batch_size, []
     lengths = np.maximum(1, np.ceil(inference.max_trans_ratio * np.array([len(s) for s, _ in pairs]))).astype(np.int32)
     for start in range(0, len(pairs), size):

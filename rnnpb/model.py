@@ -11,7 +11,7 @@ loss of the source (``rnnpb.amortized``), in training as in translation, and B i
 import numpy as np
 import tensorflow as tf
 
-from nmtcore.data import encode_all, make_dataset
+from nmtcore.data import batch_spec, encode_all, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.model import NMTModel
 from rnnpb import analysis, joint
@@ -203,7 +203,8 @@ class BoundRNNPB(NMTModel):
         last one (iterations + 1 values); ``pb_history``, the PB at the same points (iterations +
         1, num_PB); ``grad_norm_history``, the gradient norm of each update (iterations)."""
         vocab = self.vocab1 if side == "a" else self.vocab2
-        fn = tf.function(lambda src: self.recognize(src, reverse=side == "b", record=True))
+        fn = tf.function(lambda src: self.recognize(src, reverse=side == "b", record=True),
+                         input_signature=[batch_spec()["src"]])  # one trace for every batch shape
         out = {"pb": [], "iterations": [], "loss": [], "history": [], "pb_history": [], "grad_norm_history": []}
         for batch in make_dataset(encode_all(vocab, sentences), batch_size=batch_size):
             r = {k: v.numpy() for k, v in fn(batch["src"]).items()}

@@ -1,9 +1,11 @@
 """Fixtures: the project's demo corpus and briefly trained models; test profiles and markers.
 
-``make test-fast`` leaves out the tests marked ``slow`` (each trains through the command line or
-on the thesis's data); tests that need ``../shared/data`` skip, saying so, where it is missing.
+``make test-fast`` leaves out the tests marked ``slow`` (each trains a model for more than a few
+steps, in this process or through the command line, starts the command line, or reads the thesis's
+data); tests that need ``../shared/data`` skip, saying so, where it is missing.
 """
 
+import collections
 import os
 
 import pytest
@@ -19,9 +21,9 @@ settings.register_profile("ci", max_examples=60, derandomize=True)
 settings.register_profile("fuzz", max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# Fixtures that train through the command line: a test that uses one is slow. (The markers are
-# declared in pytest.ini.)
-TRAINED = {"trained_encdec", "trained_rnnpb"}
+# Fixtures that train a model (through the command line, or test_joint_rerank's in this process):
+# a test that uses one is slow. (The markers are declared in pytest.ini.)
+TRAINED = {"trained_encdec", "trained_rnnpb", "trained"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -30,6 +32,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("shared_data") and not SHARED_DATA.is_dir():
             item.add_marker(pytest.mark.skip(reason=f"needs the shared data sets at {SHARED_DATA}"))
+    longest_files_first(items)
+
+
+def longest_files_first(items):
+    """Order the files by their number of slow tests, most first (stable within a file).
+
+    ``make test`` hands whole files to its two workers (``--dist loadfile``) in this order; when the
+    longest files start first, no worker is left alone with a long file at the end.
+    """
+    slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.path])
 
 
 @pytest.fixture(scope="session")

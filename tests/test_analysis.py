@@ -119,6 +119,7 @@ def test_analyze_binding_figures_are_recomputed_from_the_saved_tables(trained_rn
     assert summary["trained_recognised_sentences"] == 100 and summary["trained_recognised_mean_distance"] > 0
 
 
+@pytest.mark.slow  # trains a bound model
 def test_hard_binding_has_bound_distance_and_ratio_zero(tmp_path, demo_data):
     model = make_model(bind_hard=True, num_train=32)
     src, tgt = random_corpus(32), random_corpus(32, 1)

@@ -21,6 +21,7 @@ def benchmark(*args):
                            *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=600)
 
 
+@pytest.mark.slow  # trains two models and starts the benchmark
 def test_both_models_translate_the_test_set_and_their_costs_are_recorded():
     proc = benchmark(f"--bound_dir={FIXTURE / 'rnnpb'}", f"--seq2seq_dir={FIXTURE / 'encdec'}",
                      f"--test_set={FIXTURE / 'corpus' / 'test.en'}")

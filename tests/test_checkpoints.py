@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from helpers import ROOT  # noqa: F401 (puts the repository on the path when run as a script)
@@ -31,6 +32,7 @@ def save_repeatedly(working_dir, saves):
         checkpoints.save_best(n)
 
 
+@pytest.mark.slow  # starts a second process that saves repeatedly
 def test_best_is_read_whole_while_another_process_replaces_it(tmp_path):
     """Before the fix, about 1 read in 30 failed here (the index read half-replaced, or the checkpoint
     it named deleted while being read)."""

@@ -81,6 +81,7 @@ def first_step(**overrides):
             np.array([np.abs(v.numpy() - w).mean() for v, w in zip(model.lm_a.trainable_variables, weights)]))
 
 
+@pytest.mark.slow  # trains
 def test_double_shared_updates_update_what_a_and_b_share_twice():
     # Adam's first update moves each coordinate by the learning rate; a second one with the same
     # gradient and step count by 1.34 times that (its moments now hold the gradient twice).

@@ -55,6 +55,7 @@ def test_damaged_statistics_or_state_refuse_to_resume(setup, tmp_path, stats, me
         training.train(make_trainer(), corpus, str(tmp_path), log=lambda _: None)
 
 
+@pytest.mark.slow  # trains and resumes
 def test_a_moved_working_dir_resumes(setup, tmp_path):
     make_trainer, corpus = setup
     training.train(make_trainer(max_epochs=1), corpus, str(tmp_path / "first"), log=lambda _: None)
@@ -78,6 +79,7 @@ def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(
     assert stats["waited"] == len(stats["epochs"]) - stats["best_epoch"]
 
 
+@pytest.mark.slow  # trains two epochs
 def test_a_failed_statistics_write_keeps_the_last_epoch_resumable(setup, tmp_path, monkeypatch):
     """A full disk injected through the project's own I/O layer: training_stats.json cannot be
     written once epoch 2's state checkpoint is saved (tests/test_failed_writes.py fills a real disk)."""
