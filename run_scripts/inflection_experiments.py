@@ -29,7 +29,9 @@ authors' code starts from zeros); additive scores v . tanh(W_k e_j + W_q h_t + b
 reports soft figures for SIGMORPHON only; CELEX and Wiktionary soft runs have no paper figure.
 """
 
-# Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch.
+# Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch (hard); the
+# soft model 153 s, with two other trainings on the cores (its decoder steps one by one in training
+# too), so TRAIN_SECONDS gives it about 7 epochs.
 TRAINING = ("--do_training --task=inflection --units=100 --num_layers=2 --batch_size=32 --learning_rate=0.001 "
             "--beam_size=1 --max_trans_ratio=3 --early_stopping_steps=5").split()
 # The paper's two models: the flags that make each, the name its results are recorded under, and
