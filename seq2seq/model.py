@@ -93,16 +93,28 @@ class EncoderDecoder(NMTModel):
         states, memory = state
         if self.luong:
             output, states = self.decoder.step(embedded, states, dropout_masks=dropout_masks)
-            context, _ = self.attention(output, memory)
-            return self.attentional(tf.concat([output, context], axis=-1)), (states, memory)
+            return self._attentional(output, memory), (states, memory)
         context, _ = self.attention(tf.concat([embedded, states[-1][0]], axis=-1), memory)
         output, states = self.decoder.step(tf.concat([embedded, context], axis=-1), states, dropout_masks=dropout_masks)
         return output, (states, memory)
 
+    def _attentional(self, output, memory):
+        """Luong et al.'s attentional state tanh(W_c [h_t; context]) of top decoder outputs (N, units)."""
+        context, _ = self.attention(output, memory)
+        return self.attentional(tf.concat([output, context], axis=-1))
+
+    def _luong_outputs(self, embedded, state, rng):
+        """Teacher forcing with Luong attention: the decoder's input is the previous word alone, so
+        it runs over the whole targets at once; then each step attends with its top output."""
+        states, memory = state
+        outputs, _ = self.decoder(embedded, initial_state=states, rng=rng)
+        attentional = tf.map_fn(lambda h: self._attentional(h, memory), tf.transpose(outputs, [1, 0, 2]))
+        return tf.transpose(attentional, [1, 0, 2])
+
     def _attentive_outputs(self, embedded, state, rng):
-        """Teacher forcing with attention: the decoder steps one by one, as search does (with
-        --attention_style=bahdanau each step's context depends on the previous state), with one
-        dropout mask per sentence as without attention."""
+        """Teacher forcing with (Bahdanau) attention: the decoder steps one by one (each step's
+        context depends on the previous state), with one dropout mask per sentence as without
+        attention."""
         states, memory = state
         batch = tf.shape(embedded)[0]
         masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
@@ -118,7 +130,8 @@ class EncoderDecoder(NMTModel):
     def _target_logits(self, src, tgt, rng=None):
         embedded = self.tgt_embedding(decoder_inputs(tgt))
         if self.attentive:
-            outputs = self._attentive_outputs(embedded, self._start(src, rng), rng)
+            teacher_forced = self._luong_outputs if self.luong else self._attentive_outputs
+            outputs = teacher_forced(embedded, self._start(src, rng), rng)
         else:
             outputs, _ = self.decoder(embedded, initial_state=self._start(src, rng), rng=rng)
         return self.output_layer(outputs)
