@@ -30,8 +30,8 @@ reports soft figures for SIGMORPHON only; CELEX and Wiktionary soft runs have no
 """
 
 # Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch (hard); the
-# soft model 153 s, with two other trainings on the cores (its decoder steps one by one in training
-# too), so TRAIN_SECONDS gives it about 7 epochs.
+# soft model 150-153 s with two other trainings and test runs on the cores (load 5-7), so under
+# such load TRAIN_SECONDS gives it about 7 epochs.
 TRAINING = ("--do_training --task=inflection --units=100 --num_layers=2 --batch_size=32 --learning_rate=0.001 "
             "--beam_size=1 --max_trans_ratio=3 --early_stopping_steps=5").split()
 # The paper's two models: the flags that make each, the name its results are recorded under, and
