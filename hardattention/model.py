@@ -37,7 +37,8 @@ class HardAttentionTransducer(NMTModel):
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
         if STEP not in vocab2.stoi:
-            raise UserError("--model=hard_attention writes step/write actions: it needs --task=inflection")
+            raise UserError("--model=hard_attention writes step/write actions: it needs --task=inflection "
+                            "(with --inflection_target=actions)")
         p = config.model
         self.step_id = vocab2.stoi[STEP]
         self.is_feature = tf.constant([is_feature_symbol(symbol) for symbol in vocab1.itos])

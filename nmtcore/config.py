@@ -62,6 +62,13 @@ class ModelConfig:
                             "encoder's final states only), location (weights from the decoder state over source "
                             "positions), content (weights from the decoder state and each encoder output)",
                             choices=("none", "location", "content"), legacy="none")
+    attention_style: str = option(
+        "bahdanau", "encdec with attention: bahdanau (the previous word and decoder state weigh the encoder outputs; "
+        "their sum joins the decoder's input: McCoy et al.) or luong (the new top decoder state weighs them; "
+        "tanh(W [state; sum]) is the output: Luong et al. 2015's global attention, Aharoni & Goldberg's soft model)",
+        choices=("bahdanau", "luong"), legacy="bahdanau")
+    bidirectional: bool = option(False, "encdec: a bidirectional encoder (forward and backward stacks; the decoder "
+                                        "starts from the forward one's final states)", legacy=False)
     attention_positions: int = option(64, "--attention=location: source positions (words + <end>) it can weigh; "
                                       "later positions get no weight", 1, 1e5, legacy=64)
     # The memory LSTMs' (stack_lstm, queue_lstm, deque_lstm); older runs have no memory.
@@ -158,6 +165,10 @@ class DataConfig:
     mono_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     vocab1_max: typing.Optional[int] = option(None, "source vocabulary size", 1, 1e8)
     vocab2_max: typing.Optional[int] = option(None, "target vocabulary size", 1, 1e8)
+    inflection_target: str = option(
+        "actions", "--task=inflection: what a model learns to write: actions (the form's characters and <step> "
+        "actions, for --model=hard_attention) or form (the form's characters only: a soft-attention model)",
+        choices=("actions", "form"), legacy="actions")
     grammar: typing.Optional[str] = option(None, "--task=question_formation: the grammar (question.gr) whose "
                                            "parses give each input's main and first auxiliary", legacy=None)
     lang1: str = option("en", "source language code", flag=False)

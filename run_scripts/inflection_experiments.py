@@ -2,10 +2,12 @@
 for ``run_inflection.py``: SIGMORPHON 2016 (10 languages), CELEX (5 folds, each holding the 4
 inflection types) and Wiktionary (the three sets we have), with the paper's figures beside them.
 
-Every set: 5 hard-attention models (seeds 1-5), each trained within TRAIN_SECONDS and tested on
-dev; their majority vote (``--ensemble``, the paper's 5-model ensembles) tested on dev; the
-predictions of the best dev configuration (the vote, or the first model if it was better) for the
-set's ``*-covered`` test file kept under ``run_scripts/results/inflection/``.
+Every set, for each of the paper's two models (MODELS: ``hard``, its hard monotonic attention;
+``soft``, its soft-attention baseline, table 3's "Soft" row): 5 models (seeds 1-5), each trained
+within TRAIN_SECONDS and tested on dev; their majority vote (``--ensemble``, the paper's 5-model
+ensembles) tested on dev; the predictions of the best dev configuration (the vote, or the first
+model if it was better) for the set's ``*-covered`` test file kept under
+``run_scripts/results/inflection/`` (hard) or ``run_scripts/results/inflection_soft/`` (soft).
 
 What differs from the paper, and why: Adam at 0.001 with batches of 32 (the paper: ADADELTA,
 one example per update); early stopping after 5 epochs without a better dev perplexity of the
@@ -13,12 +15,33 @@ action sequences, within a budget of 20 minutes of training per model (the paper
 epochs, keeping the epoch of best dev accuracy; on the 2 shared cores a German epoch took about
 80 s, so the budget allows about 15); feature embeddings summed into one vector of 100 (the
 paper: 20 per feature, concatenated). Character embeddings: 300, and 100 for CELEX, as the paper.
+
+The soft model (section 4: "our implementation of the global (soft) attention model presented by
+Luong et al. (2015)"; its encoder is a bi-LSTM like the hard model's, section 5's 200-wide
+encodings): ``--model=encdec --bidirectional --attention=content --attention_style=luong``
+trained on the forms' characters (``--inflection_target=form``), with the hard model's sizes and
+training (the paper: the same hyper-parameters for both; 2 layers of 100 units, character
+embeddings 300 / 100). Our choices where the paper says nothing: the features are symbols of the
+encoder's input after the lemma, embedded like its characters (the authors' code puts them
+before it); the decoder starts from the forward encoder's final states (Luong et al.; the
+authors' code starts from zeros); additive scores v . tanh(W_k e_j + W_q h_t + b) (Luong's
+"concat" score, as the authors' code); no input feeding (nor in the authors' code). The paper
+reports soft figures for SIGMORPHON only; CELEX and Wiktionary soft runs have no paper figure.
 """
 
-# Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch.
-TRAINING = ("--do_training --task=inflection --model=hard_attention --units=100 --num_layers=2 "
-            "--feature_size=100 --batch_size=32 --learning_rate=0.001 --beam_size=1 --max_trans_ratio=3 "
-            "--early_stopping_steps=5").split()
+# Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch (hard); the
+# soft model 150-153 s with two other trainings and test runs on the cores (load 5-7), so under
+# such load TRAIN_SECONDS gives it about 7 epochs.
+TRAINING = ("--do_training --task=inflection --units=100 --num_layers=2 --batch_size=32 --learning_rate=0.001 "
+            "--beam_size=1 --max_trans_ratio=3 --early_stopping_steps=5").split()
+# The paper's two models: the flags that make each, the name its results are recorded under, and
+# the folder of its working directories and test predictions.
+MODELS = {
+    "hard": {"flags": ["--model=hard_attention", "--feature_size=100"], "name": "hard_attention",
+             "folder": "inflection"},
+    "soft": {"flags": ["--model=encdec", "--bidirectional", "--attention=content", "--attention_style=luong",
+                       "--inflection_target=form"], "name": "soft_attention", "folder": "inflection_soft"},
+}
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one model (its finished epochs): the issue's bound for a SIGMORPHON language.
 # The same for every set, so Wiktionary's larger sets (de_verb 44 k, nl_verb 80 k training lines,
@@ -62,9 +85,9 @@ def files(collection, name, data_root):
     return tuple(f"{data_root}/{spec['folder']}/{file}" for file in spec["sets"][name])
 
 
-def training_flags(collection, seed):
-    """The training flags of one member (data and working directory apart)."""
-    return [*TRAINING, f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
+def training_flags(collection, seed, model="hard"):
+    """The training flags of one member of ``model`` (a key of MODELS; data and working directory apart)."""
+    return [*TRAINING, *MODELS[model]["flags"], f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
 
 
 def predictions_name(covered):

@@ -9,7 +9,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from experiments import EXPERIMENTS  # noqa: E402
-from inflection_experiments import COLLECTIONS  # noqa: E402
+from inflection_experiments import COLLECTIONS, MODELS  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
@@ -103,41 +103,34 @@ def percent(x):
 
 
 def inflection_table(cells):
-    """Tables 1-3 of Aharoni & Goldberg 2017 beside our sets (``run_inflection.py``): per set the
-    first model's and the vote's dev accuracy, the paper's test accuracy, and the run's figures;
-    per collection the average over the sets recorded."""
-    done = {(c["collection"], c["set"]): c for c in cells if c["model"] == "hard_attention"}
-    lines = ["### Morphological inflection (Aharoni & Goldberg 2017, tables 1-3), hard attention", "",
+    """Tables 1-3 of Aharoni & Goldberg 2017 beside our sets (``run_inflection.py``): per set a row
+    for each of the paper's models (hard attention, the soft baseline) with the first model's and
+    the vote's dev accuracy, the paper's test accuracy of that model, and the run's figures; per
+    collection and model the average over the sets recorded."""
+    done = {(c["collection"], c["set"], c["model"]): c for c in cells}
+    lines = ["### Morphological inflection (Aharoni & Goldberg 2017, tables 1-3), hard and soft attention", "",
              "Exact-match accuracy (%) on **dev** (ours) beside the paper's **test** accuracy of its 5-model",
-             "ensembles (the test gold is withheld: our test predictions are in `results/inflection/`, scored",
-             "outside the project). Single: the first model (seed 1); vote: the majority vote of all the set's",
-             "models. See `run_scripts/inflection_experiments.py` for how our training differs from the paper's.", ""]
+             "ensembles (the test gold is withheld: our test predictions are in `results/inflection/` (hard) and",
+             "`results/inflection_soft/` (soft), scored outside the project). Single: the first model (seed 1);",
+             "vote: the majority vote of all the set's models. See `run_scripts/inflection_experiments.py` for",
+             "how our training differs from the paper's.", ""]
     for collection, spec in COLLECTIONS.items():
         paper = INFLECTION_PAPER[collection]
         lines += [f"#### {collection}", "",
-                  "| set | single | vote (models) | paper: hard | paper: soft | vote: mean Levenshtein | "
+                  "| set | model | single | vote (models) | paper (that model) | vote: mean Levenshtein | "
                   "epochs (best) per model | train s per model | predictions of |", "|---|" + "---|" * 8]
-        ours = []
+        ours = {kind: [] for kind in MODELS}
         for name in spec["sets"]:
-            c = done.get((collection, name))
-            hard, soft = (fmt(paper.get(kind, {}).get(name), 2) for kind in ("hard", "soft"))
-            if c is None:
-                lines.append(f"| {name} | not run yet | – | {hard} | {soft} | – | – | – | – |")
-                continue
-            vote = c["ensemble"] or {}
-            best = vote.get("accuracy", c["members"][0]["dev"]["accuracy"])
-            ours.append(best)
-            runs = ", ".join(f"{m['epochs']} ({m['best_epoch']})" + ("*" if m["stopped"] == "time budget" else "")
-                             for m in c["members"])
-            lines.append(f"| {name} | {percent(c['members'][0]['dev']['accuracy'])} | "
-                         f"**{percent(vote.get('accuracy'))}** ({len(c['members'])}) | {hard} | {soft} | "
-                         f"{fmt(vote.get('mean_levenshtein'), 3)} | {runs} | "
-                         f"{', '.join(str(m['train_seconds']) for m in c['members'])} | "
-                         f"{c['predictions']['configuration']} |")
+            for kind, model in MODELS.items():
+                lines.append(inflection_row(done.get((collection, name, model["name"])), name, kind,
+                                            fmt(paper.get(kind, {}).get(name), 2), ours[kind]))
+        for kind in MODELS:
+            recorded = ours[kind]
+            average = f"{percent(sum(recorded) / len(recorded))} ({len(recorded)} of {len(spec['sets'])} sets)" \
+                if recorded else "–"
+            lines.append(f"| average | {kind} | | {average} | | | | | |")
         others = ", ".join(f"{system} {value:.2f}" for system, value in paper["average"].items())
-        average = f"{percent(sum(ours) / len(ours))} ({len(ours)} of {len(spec['sets'])} sets)" if ours else "–"
-        lines += [f"| average | | {average} | | | | | | |", "",
-                  f"Paper's averages: {others or '–'}. \\* stopped by the time budget. Average of ours: the "
+        lines += ["", f"Paper's averages: {others or '–'}. \\* stopped by the time budget. Average of ours: the "
                   "vote's (the single model's where there is no vote).", ""]
     for c in cells:
         commands = [m["train_command"] for m in c["members"]] + [m["dev"]["test_command"] for m in c["members"]]
@@ -146,6 +139,21 @@ def inflection_table(cells):
                   f"{c['predictions']['lines']} test predictions in `{c['predictions']['file']}`. {c['note']}", "",
                   "```", *commands, "```", ""]
     return lines
+
+
+def inflection_row(c, name, kind, paper, ours):
+    """The table row of one set's cell ``c`` (None: not run) of model ``kind``; appends the
+    accuracy it counts in the average to ``ours``."""
+    if c is None:
+        return f"| {name} | {kind} | not run yet | – | {paper} | – | – | – | – |"
+    vote = c["ensemble"] or {}
+    ours.append(vote.get("accuracy", c["members"][0]["dev"]["accuracy"]))
+    runs = ", ".join(f"{m['epochs']} ({m['best_epoch']})" + ("*" if m["stopped"] == "time budget" else "")
+                     for m in c["members"])
+    return (f"| {name} | {kind} | {percent(c['members'][0]['dev']['accuracy'])} | "
+            f"**{percent(vote.get('accuracy'))}** ({len(c['members'])}) | {paper} | "
+            f"{fmt(vote.get('mean_levenshtein'), 3)} | {runs} | "
+            f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {c['predictions']['configuration']} |")
 
 
 def benchmark_table(recorded):

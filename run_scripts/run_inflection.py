@@ -2,15 +2,18 @@
 """Run inflection sets (Aharoni & Goldberg 2017, tables 1-3) and record them in
 ``run_scripts/results/inflection.json``.
 
-    python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--members 5] [--work runs]
+    python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5] [--work runs]
 
-For each set (``inflection_experiments.py``): train the members (seeds 1, 2, ...; each within
-the time budget of ``budgeted_runs.py``, resuming an interrupted one: the same command again)
-into ``<work>/inflection/<collection>/<set>/seed<N>``, test each on dev, test their majority vote
-(``--ensemble``, into ``.../ensemble``) on dev, and with the best of these dev configurations
-(the vote on a tie) predict the set's covered test file, copied to
-``run_scripts/results/inflection/<collection>/``. Recorded: every command, dev accuracy and mean
-Levenshtein distance, epochs, train and test seconds. A set already recorded is replaced.
+For each set (``inflection_experiments.py``) and the model (``hard``, the default, or ``soft``):
+train the members (seeds 1, 2, ...; each within the time budget of ``budgeted_runs.py``,
+resuming an interrupted one: the same command again) into
+``<work>/<folder>/<collection>/<set>/seed<N>`` (folder: ``inflection`` for hard,
+``inflection_soft`` for soft), test each on dev, test their majority vote (``--ensemble``, into
+``.../ensemble``) on dev, and with the best of these dev configurations (the vote on a tie)
+predict the set's covered test file, copied to ``run_scripts/results/<folder>/<collection>/``.
+Recorded: every command, dev accuracy and mean Levenshtein distance, epochs, train and test
+seconds, under the model's name (``hard_attention``, ``soft_attention``). A set already recorded
+for the model is replaced.
 """
 
 import argparse
@@ -23,12 +26,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from budgeted_runs import NMT, run_test, shown, train_within_budget  # noqa: E402
-from inflection_experiments import COLLECTIONS, SEEDS, TESTING, TRAIN_SECONDS, files, predictions_name  # noqa: E402
+from inflection_experiments import COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
+from inflection_experiments import predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
-MODEL = "hard_attention"
 
 
 def scores(stats, command):
@@ -41,9 +44,9 @@ def testing_command(test_set, working_dir, *flags):
     return [sys.executable, "-u", NMT, *TESTING, *flags, f"--test_set={test_set}", f"--working_dir={working_dir}"]
 
 
-def run_member(collection, seed, train, dev, working_dir, budget, log):
-    """Train one member within ``budget`` seconds and test it on dev: its record."""
-    command = [sys.executable, "-u", NMT, *training_flags(collection, seed), f"--train_set1={train}",
+def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard"):
+    """Train one member of ``model`` within ``budget`` seconds and test it on dev: its record."""
+    command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model), f"--train_set1={train}",
                f"--dev_set1={dev}", f"--working_dir={working_dir}"]
     stopped = train_within_budget(command, working_dir, budget, log)
     if not os.path.isfile(os.path.join(working_dir, "training_stats.json")):
@@ -66,12 +69,14 @@ def best_configuration(members, member_dirs, vote, vote_dir):
     return name, working_dir, flags
 
 
-def run_set(collection, name, data, work, members, budget, log, results=RESULTS):
-    """Train, test and vote one set; write its covered test file's predictions; return its cell."""
+def run_set(collection, name, data, work, members, budget, log, results=RESULTS, model="hard"):
+    """Train, test and vote one set with ``model`` (a key of MODELS); write its covered test
+    file's predictions; return its cell."""
     train, dev, covered = files(collection, name, data)
-    base = os.path.abspath(os.path.join(work, "inflection", collection, name))
+    folder = MODELS[model]["folder"]
+    base = os.path.abspath(os.path.join(work, folder, collection, name))
     member_dirs = [os.path.join(base, f"seed{seed}") for seed in SEEDS[:members]]
-    recorded = [run_member(collection, seed, train, dev, d, budget, log) for seed, d in zip(SEEDS, member_dirs)]
+    recorded = [run_member(collection, seed, train, dev, d, budget, log, model) for seed, d in zip(SEEDS, member_dirs)]
     vote_dir, vote = os.path.join(base, "ensemble"), None
     if members > 1:
         command = testing_command(dev, vote_dir, f"--ensemble={','.join(member_dirs)}")
@@ -79,10 +84,10 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS)
     chosen, working_dir, flags = best_configuration(recorded, member_dirs, vote, vote_dir)
     command = testing_command(covered, working_dir, *flags)
     stats = run_test(command, working_dir, "test")
-    predictions = os.path.join(results, "inflection", collection, predictions_name(os.path.basename(covered)))
+    predictions = os.path.join(results, folder, collection, predictions_name(os.path.basename(covered)))
     os.makedirs(os.path.dirname(predictions), exist_ok=True)
     shutil.copy(os.path.join(working_dir, "test_trans_test.txt"), predictions)
-    return {"collection": collection, "set": name, "model": MODEL, "members": recorded, "ensemble": vote,
+    return {"collection": collection, "set": name, "model": MODELS[model]["name"], "members": recorded, "ensemble": vote,
             "train_seconds_budget": budget,
             "predictions": {"file": os.path.relpath(predictions, os.path.dirname(HERE)), "configuration": chosen,
                             "lines": stats["sentences"], "test_seconds": round(stats["testing_time"], 1),
@@ -105,6 +110,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("collection", choices=sorted(COLLECTIONS))
     parser.add_argument("--sets", nargs="*", help="sets to run (default: all of the collection)")
+    parser.add_argument("--model", choices=sorted(MODELS), default="hard",
+                        help="the paper's hard-attention model or its soft-attention baseline")
     parser.add_argument("--members", type=int, default=len(SEEDS), choices=range(1, len(SEEDS) + 1),
                         help="models per set (the paper's ensembles: 5)")
     parser.add_argument("--train_seconds", type=int, default=TRAIN_SECONDS, help="training budget of each model")
@@ -117,7 +124,7 @@ def main():
         if name not in sets:
             parser.error(f"--sets: {name} is not a set of {args.collection} ({', '.join(sets)})")
         cell = run_set(args.collection, name, os.path.abspath(args.data), args.work, args.members,
-                       args.train_seconds, lambda m: print(m, flush=True))
+                       args.train_seconds, lambda m: print(m, flush=True), model=args.model)
         record(cell, args.note)
         print(json.dumps(cell, ensure_ascii=False), flush=True)
 

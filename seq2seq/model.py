@@ -5,11 +5,22 @@ final states and sees the source only through them. With ``--attention=location|
 also starts from them, and at each step the previous word's embedding and the previous top
 decoder state weigh the encoder outputs (``nmtcore.attention``); their weighted sum joins the
 previous word as the input of the decoder's first layer (the paper's eq. 2).
+
+Two options make it the soft-attention baseline of Aharoni & Goldberg 2017 ("our implementation
+of the global (soft) attention model presented by Luong et al. (2015)", over the bi-LSTM encoder
+both their models share): ``--bidirectional`` encodes with forward and backward stacks
+(``nmtcore.bilstm``; outputs 2 * units wide; the decoder starts from the forward stack's final
+states, as it starts from the encoder's without it), and ``--attention_style=luong`` attends
+*after* the decoder step: the new top state h_t weighs the encoder outputs (the same weighing
+layers, with h_t as the query), and tanh(W_c [h_t; context]) is the output the word is predicted
+from; the decoder's input is the previous word alone (Luong's input feeding is not used, nor by
+the authors' code).
 """
 
 import tensorflow as tf
 
 from nmtcore.attention import ContentAttention, LocationAttention
+from nmtcore.bilstm import BidirectionalLSTM
 from nmtcore.losses import decoder_inputs, summed_cross_entropy, token_mask
 from nmtcore.model import NMTModel
 from nmtcore.recurrent import StackedRNN
@@ -23,19 +34,26 @@ class EncoderDecoder(NMTModel):
         p = config.model
         self.src_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size, name="src_embedding")
         self.tgt_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size, name="tgt_embedding")
-        self.encoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="encoder")
+        encoder = BidirectionalLSTM if p.bidirectional else StackedRNN
+        self.encoder = encoder(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="encoder")
         self.decoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="decoder")
         self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
+        context = p.units * (2 if p.bidirectional else 1)  # the width of an encoder output
+        self.luong = self.attentive and p.attention_style == "luong"
+        self.decoder_input_size = p.embedding_size + (context if self.attentive and not self.luong else 0)
         # Build every weight now, so that checkpoints restore before the first call (in the order
         # of the models before attention, so that their initial weights stay the same).
         self.encode(tf.constant([[3]]))
         self.tgt_embedding.build([None])
-        self.decoder.build([None, p.embedding_size + (p.units if self.attentive else 0)])
+        self.decoder.build([None, self.decoder_input_size])
         self.output_layer.build([None, p.units])
         if self.attentive:
             self.attention = (LocationAttention(p.attention_positions, name="attention") if p.attention == "location"
                               else ContentAttention(p.units, name="attention"))
-            self.attention.build_for(p.embedding_size + p.units, p.units)
+            self.attention.build_for(p.units if self.luong else p.embedding_size + p.units, context)
+        if self.luong:  # Luong et al.'s W_c: the attentional state from the decoder state and the context
+            self.attentional = tf.keras.layers.Dense(p.units, activation="tanh", use_bias=False, name="attentional")
+            self.attentional.build([None, p.units + context])
 
     @property
     def attentive(self):
@@ -49,10 +67,13 @@ class EncoderDecoder(NMTModel):
         at the end, so the mask keeps it from touching the states and from being attended to.
         """
         mask = token_mask(src)
+        lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
         if self.config.model.reverse_source:
-            lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
             src = tf.reverse_sequence(src, lengths - 1, seq_axis=1, batch_axis=0)
-        outputs, states = self.encoder(self.src_embedding(src), mask=mask, rng=rng)
+        if self.config.model.bidirectional:
+            outputs, states = self.encoder(self.src_embedding(src), lengths, rng=rng, return_state=True)
+        else:
+            outputs, states = self.encoder(self.src_embedding(src), mask=mask, rng=rng)
         return outputs, states, mask
 
     def encode(self, src, rng=None):
@@ -68,18 +89,35 @@ class EncoderDecoder(NMTModel):
         return states, self.attention.memory(outputs, mask)
 
     def _attentive_step(self, embedded, state, dropout_masks=None):
-        """One decoder step with attention: (top decoder output, new state)."""
+        """One decoder step with attention: (what the word is predicted from, new state)."""
         states, memory = state
+        if self.luong:
+            output, states = self.decoder.step(embedded, states, dropout_masks=dropout_masks)
+            return self._attentional(output, memory), (states, memory)
         context, _ = self.attention(tf.concat([embedded, states[-1][0]], axis=-1), memory)
         output, states = self.decoder.step(tf.concat([embedded, context], axis=-1), states, dropout_masks=dropout_masks)
         return output, (states, memory)
 
+    def _attentional(self, output, memory):
+        """Luong et al.'s attentional state tanh(W_c [h_t; context]) of top decoder outputs (N, units)."""
+        context, _ = self.attention(output, memory)
+        return self.attentional(tf.concat([output, context], axis=-1))
+
+    def _luong_outputs(self, embedded, state, rng):
+        """Teacher forcing with Luong attention: the decoder's input is the previous word alone, so
+        it runs over the whole targets at once; then each step attends with its top output."""
+        states, memory = state
+        outputs, _ = self.decoder(embedded, initial_state=states, rng=rng)
+        attentional = tf.map_fn(lambda h: self._attentional(h, memory), tf.transpose(outputs, [1, 0, 2]))
+        return tf.transpose(attentional, [1, 0, 2])
+
     def _attentive_outputs(self, embedded, state, rng):
-        """Teacher forcing with attention: the decoder steps one by one (each step's context
-        depends on the previous state), with one dropout mask per sentence as without attention."""
+        """Teacher forcing with (Bahdanau) attention: the decoder steps one by one (each step's
+        context depends on the previous state), with one dropout mask per sentence as without
+        attention."""
         states, memory = state
         batch = tf.shape(embedded)[0]
-        masks = self.decoder.dropout_masks(batch, embedded.shape[-1] + self.config.model.units, rng)
+        masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
 
         def body(carry, x):
             output, (states, _) = self._attentive_step(x, (carry[1], memory), masks)
@@ -92,7 +130,8 @@ class EncoderDecoder(NMTModel):
     def _target_logits(self, src, tgt, rng=None):
         embedded = self.tgt_embedding(decoder_inputs(tgt))
         if self.attentive:
-            outputs = self._attentive_outputs(embedded, self._start(src, rng), rng)
+            teacher_forced = self._luong_outputs if self.luong else self._attentive_outputs
+            outputs = teacher_forced(embedded, self._start(src, rng), rng)
         else:
             outputs, _ = self.decoder(embedded, initial_state=self._start(src, rng), rng=rng)
         return self.output_layer(outputs)

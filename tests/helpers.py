@@ -1,5 +1,6 @@
 """Helpers the tests share: tiny configurations, the command line as users run it, working directories."""
 
+import itertools
 import os
 import subprocess
 import sys
@@ -81,3 +82,37 @@ def untrained_working_dir(path, data, **overrides):
     workdir.save_setup(str(path), config, vocab1, vocab2)
     RunCheckpoints(str(path), model).save_best(1)
     return model
+
+
+# A synthetic inflection rule for the inflection models' tests: a suffix, a prefix, and a last
+# letter replaced, by feature, over lemmas of 2-4 of 4 letters.
+INFLECTION_RULES = {"num=PL": lambda w: w + "s", "aspect=PFV": lambda w: "ge" + w, "tense=PST": lambda w: w[:-1] + "t"}
+SYNTHETIC_LEMMAS = ["".join(p) for n in (2, 3, 4) for p in itertools.product("abcd", repeat=n)]
+
+
+def inflection_examples(lemmas):
+    """(lemma, [tag], form) of every lemma under every rule."""
+    return [(lemma, [tag], rule(lemma)) for lemma in lemmas for tag, rule in INFLECTION_RULES.items()]
+
+
+def held_out_inflection(make_model, encode, epochs):
+    """Train ``make_model(vocab1, vocab2)`` for ``epochs`` on the examples of 240 of the synthetic
+    lemmas (``encode(rows)`` -> vocab1, vocab2, src, tgt) and decode 30 others' greedily: (their
+    accuracy, the first wrong (output, form) pairs)."""
+    from nmtcore.tasks.inflection import InflectionTask, form_of, source_symbols
+    from nmtcore.trainer import Trainer
+    import numpy as np
+
+    lemmas = list(np.random.default_rng(0).permutation(SYNTHETIC_LEMMAS))
+    train, test = inflection_examples(lemmas[:240]), inflection_examples(lemmas[240:270])
+    vocab1, vocab2, src, tgt = encode(train)
+    model = make_model(vocab1, vocab2)
+    trainer = Trainer(model)
+    for epoch in range(1, epochs + 1):
+        trainer.start_epoch(epoch)
+        for batch in trainer.dataset("parallel", src, tgt, epoch):
+            trainer.train_step(batch)
+    sources = [source_symbols(lemma, tags) for lemma, tags, _ in test]
+    outputs = translator_of(model).translate(sources)
+    scores = InflectionTask().score(sources, outputs, [list(form) for _, _, form in test], "und")
+    return scores["accuracy"], [(form_of(o), f) for o, (_, _, f) in zip(outputs, test) if form_of(o) != f][:10]

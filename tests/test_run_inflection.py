@@ -144,11 +144,42 @@ def test_a_recorded_set_sits_beside_the_papers_figures_and_the_others_say_not_ru
     cell = dict(run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"), 2,
                                        600, print, results=str(tmp_path / "results")), note="Why.")
     lines = results_table.inflection_table([cell])
-    row = next(line for line in lines if line.startswith("| german |"))
-    assert [c.strip() for c in row.strip("|").split("|")][1:] == [
-        "50.00", "**90.00** (2)", "96.58", "96.51", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble"]
-    assert "not run yet" in next(line for line in lines if line.startswith("| russian |"))
-    assert "| average | | 90.00 (1 of 10 sets) |" in "\n".join(lines)
+    row = next(line for line in lines if line.startswith("| german | hard |"))
+    assert [c.strip() for c in row.strip("|").split("|")][2:] == [
+        "50.00", "**90.00** (2)", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble"]
+    assert next(line for line in lines if line.startswith("| german | soft |")) == (
+        "| german | soft | not run yet | – | 96.51 | – | – | – | – |")
+    assert "not run yet" in next(line for line in lines if line.startswith("| russian | hard |"))
+    assert "| average | hard | | 90.00 (1 of 10 sets) |" in "\n".join(lines)
+    assert "| average | soft | | – |" in "\n".join(lines)
     assert "Paper's averages: hard 95.61, soft 96.34, MED 95.56." in "\n".join(lines)
     text = "\n".join(lines)
     assert cell["members"][1]["train_command"] in text and cell["predictions"]["test_command"] in text and "Why." in text
+
+
+def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_beside_the_hard_one(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "navajo")
+    runs = fake({"seed1": 0.5, "seed2": 0.75, "ensemble": 0.8})
+    hard = run_inflection.run_set("sigmorphon2016", "navajo", str(tmp_path / "data"), str(tmp_path / "work"), 2, 600,
+                                  print, results=str(tmp_path / "results"))
+    soft = run_inflection.run_set("sigmorphon2016", "navajo", str(tmp_path / "data"), str(tmp_path / "work"), 2, 600,
+                                  print, results=str(tmp_path / "results"), model="soft")
+    hard_commands, soft_commands = runs.trained[:2], runs.trained[2:]
+    assert all("--model=hard_attention" in c for c, _, _ in hard_commands)
+    for command, working_dir, _ in soft_commands:
+        assert {"--model=encdec", "--bidirectional", "--attention=content", "--attention_style=luong",
+                "--inflection_target=form", "--embedding_size=300", "--units=100", "--num_layers=2"} <= set(command)
+        assert "--model=hard_attention" not in command and "--feature_size=100" not in command
+        assert working_dir.startswith(str(tmp_path / "work" / "inflection_soft" / "sigmorphon2016" / "navajo"))
+    kept = tmp_path / "results" / "inflection_soft" / "sigmorphon2016" / "navajo-task1-test-predictions"
+    assert soft["predictions"]["file"] == os.path.relpath(kept, ROOT) and kept.is_file()
+    assert (hard["model"], soft["model"]) == ("hard_attention", "soft_attention")
+    for cell in (hard, soft):
+        run_inflection.record(dict(cell, date="D"), "N", results=str(tmp_path))
+    recorded = json.loads((tmp_path / "inflection.json").read_text())
+    assert [c["model"] for c in recorded] == ["hard_attention", "soft_attention"]
+    lines = results_table.inflection_table(recorded)
+    rows = [line for line in lines if line.startswith("| navajo |")]
+    assert [row.split("|")[2].strip() for row in rows] == ["hard", "soft"]
+    assert [row.split("|")[5].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
+    assert all("**80.00** (2)" in row for row in rows)

@@ -15,8 +15,10 @@ How the data reach a model, with the least change to the shared pipeline (``nmtc
   the distributed step and checkpoints work unchanged. A model that ignores the distinction
   reads the features as part of the input, which is what a soft-attention baseline does.
 - ``tgt`` is the oracle action sequence of the pair (``nmtcore.alignment``): the form's
-  characters with ``<step>`` actions between them. Outputs are scored, written and printed with
-  the steps removed, so a model that writes plain forms is scored the same way.
+  characters with ``<step>`` actions between them; with ``--inflection_target=form`` the form's
+  characters alone (a soft-attention model, which aligns by itself, learns to write only them).
+  Outputs are scored, written and printed with the steps removed, so a model that writes plain
+  forms is scored the same way.
 
 Code points, not grapheme clusters, are the symbols: a Navajo vowel with a combining acute is two
 symbols, and joining the symbols gives back the exact bytes read (no Unicode normalisation).
@@ -113,7 +115,8 @@ class InflectionTask:
                                 "file (--train_set1, --dev_set1) and has no monolingual data")
         if config.training.p_mono > 0:
             raise UserError("--p_mono: the inflection task has no monolingual data")
-        train, dev = (self._pairs(data_files[name]) for name in ("train_set1", "dev_set1"))
+        target = config.data.inflection_target
+        train, dev = (self._pairs(data_files[name], target) for name in ("train_set1", "dev_set1"))
         if vocabularies:
             vocab1, vocab2 = vocabularies
         else:
@@ -126,10 +129,11 @@ class InflectionTask:
         return loaded
 
     @staticmethod
-    def _pairs(path):
+    def _pairs(path, target):
+        """(source symbols, targets) of a file's examples; ``target``: ``--inflection_target``."""
         examples = read_examples(path)
         return ([source_symbols(lemma, features) for lemma, features, _ in examples],
-                [oracle_actions(lemma, form) for lemma, _, form in examples])
+                [oracle_actions(lemma, form) if target == "actions" else list(form) for lemma, _, form in examples])
 
     def derived(self, data_files, loaded):
         """Settings that follow from the data (hparams.json): sizes; no language codes."""
