@@ -4,6 +4,7 @@ is one a run recorded (``run_experiment.py``); rows not run yet say so."""
 
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -11,6 +12,8 @@ sys.path.insert(0, HERE)
 from experiments import EXPERIMENTS  # noqa: E402
 from inflection_experiments import COLLECTIONS, MODELS  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
+from question_experiments import CELLS  # noqa: E402
+from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
 
@@ -156,6 +159,44 @@ def inflection_row(c, name, kind, paper, ours):
             f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {c['predictions']['configuration']} |")
 
 
+def question_formation_table(cells):
+    """McCoy, Frank & Linzen 2018's medians beside our cells (``run_question_formation.py``): per
+    cell the medians over its restarts of full-sentence accuracy on a set drawn like the test set
+    and of first-word accuracy on the generalization set, and the minutes one restart trained."""
+    done = {c["cell"]: c for c in cells}
+    lines = ["### Question formation (McCoy, Frank & Linzen 2018), seq-to-seq with attention", "",
+             "Medians over a cell's restarts (seeds 1..N) of full-sentence accuracy and of generalization first-word",
+             "accuracy (is the main auxiliary in front?). Ours are **dev** figures: the shared `question.dev` (drawn",
+             "like the test set) and the generator's own generalization set; the paper's are test and generalization",
+             "figures, medians over 100 restarts. The test and generalization gold is withheld: the median restart's",
+             "predictions (by generalization first-word accuracy) are in `results/question_formation/`, scored",
+             "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget.", "",
+             "| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
+             "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
+             "median restart |", "|---|" + "---|" * 8]
+    for name in CELLS:
+        paper = " | ".join(fmt(x, 3) for x in QUESTION_PAPER[name])
+        c = done.get(name)
+        if c is None:
+            lines.append(f"| {name} | not run yet | – | – | {paper} | – | – | – |")
+            continue
+        minutes = [r["train_seconds"] / 60 for r in c["restarts"]]
+        runs = ", ".join(f"{r['epochs']} ({r['best_epoch']})" + ("*" if r["stopped"] == "time budget" else "")
+                         for r in c["restarts"])
+        lines.append(f"| {name} | {len(c['restarts'])} | **{fmt(c['median']['dev_full_sentence_accuracy'], 3)}** | "
+                     f"**{fmt(c['median']['gen_first_word_accuracy'], 3)}** | {paper} | "
+                     f"{fmt(statistics.median(minutes), 1)} ({fmt(max(minutes), 1)}) | {runs} | "
+                     f"seed{c['median']['restart']} |")
+    lines += ["", "\\* stopped by the time budget.", ""]
+    for c in cells:
+        median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
+        tests = [median[name]["test_command"] for name in ("dev", "gen", "test_covered", "gen_covered")]
+        lines += [f"`{c['cell']}` ({c['date']}, {c['machine']}): predictions of its median restart in "
+                  f"`{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
+                  "```", c["generate_command"], *[r["train_command"] for r in c["restarts"]], *tests, "```", ""]
+    return lines
+
+
 def benchmark_table(recorded):
     lines = ["### Speed benchmark (`run_scripts/benchmark.py`)", "",
              "| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on the `full` modes only) |",
@@ -190,6 +231,8 @@ def main():
     out += transduction_table(json.load(open(path)) if os.path.isfile(path) else [])
     path = os.path.join(HERE, "results", "inflection.json")
     out += inflection_table(json.load(open(path, encoding="utf-8")) if os.path.isfile(path) else [])
+    path = os.path.join(HERE, "results", "question_formation.json")
+    out += question_formation_table(json.load(open(path)) if os.path.isfile(path) else [])
     path = os.path.join(HERE, "results", "benchmark.json")
     if os.path.isfile(path):
         out += benchmark_table(json.load(open(path)))

@@ -1,0 +1,54 @@
+"""The question-formation experiments of McCoy, Frank & Linzen 2018, cell by cell, as data for
+``run_question_formation.py``: the 3 recurrent units × 3 attention variants, each trained from
+several restarts (seeds 1, 2, ...), with the paper's medians beside them.
+
+From the paper (its appendix, ``question-formation-grammar.txt``): one recurrent layer of 256
+units in encoder and decoder, word embeddings of 256, dropout 0.1, greedy decoding (the word of
+highest probability at each step); the data README's 100 000 training examples drawn from the
+grammar (the appendix says 120 000; the authors' published runs, whose medians PAPER holds, used
+100 000). The paper's medians are over 100 restarts; we run 3 (``--restarts``).
+
+Our choices, where the appendix says nothing or the machine decides: Adam at 0.001 with batches
+of 128 (the README's manual command); early stopping on the dev perplexity of the generator's
+own dev set (patience 2 epochs, at most MAX_EPOCHS), within TRAIN_SECONDS of training per
+restart, the issue's bound for one restart on the 2-core machine (``budgeted_runs.py``: another
+epoch starts only while one as long as the last fits).
+
+The metric of a restart and of a cell (the paper's two figures): full-sentence accuracy on a set
+drawn like the test set, and first-word accuracy (is the main auxiliary in front?) on the
+generalization set. The test and generalization sets' gold outputs are withheld, so both are
+dev figures here: full-sentence accuracy on the shared ``question.dev`` and first-word accuracy
+on the generator's own ``gen`` set; the covered test and generalization files are predicted for
+the outside scorer. A cell's two medians are each the median over its restarts, as the paper's;
+its *median restart*, whose predictions are kept, is the median by generalization first-word
+accuracy, the figure the paper's question (hierarchical or linear?) turns on.
+"""
+
+UNITS = ("srn", "gru", "lstm")
+ATTENTIONS = ("none", "location", "content")
+# Cell name (``gru_location``) -> its model flags.
+CELLS = {f"{unit}_{attention}": ["--model=encdec", f"--cell={unit}", f"--attention={attention}"]
+         for unit in UNITS for attention in ATTENTIONS}
+
+# data/generate_questions.py flags: the data depend on them alone (each set is drawn from the
+# seed and its own index), so every cell and restart trains on the same examples.
+GENERATE = "--seed=1 --train=100000 --dev=1000 --test=1000 --gen=1000".split()
+MAX_EPOCHS = 10
+TRAINING = ("--do_training --task=question_formation --embedding_size=256 --units=256 --num_layers=1 "
+            f"--dropout=0.1 --batch_size=128 --learning_rate=0.001 --beam_size=1 --max_epochs={MAX_EPOCHS} "
+            "--early_stopping_steps=2").split()
+TESTING = ["--do_testing", "--device=cpu"]
+# Training time of one restart (its finished epochs): the issue's 15 minutes on the 2-core machine.
+TRAIN_SECONDS = 15 * 60
+RESTARTS = 3  # the default of --restarts; restart k trains with --seed=k
+
+# The paper's medians over 100 restarts (the data README): (test full-sentence accuracy,
+# generalization first-word accuracy) per cell.
+PAPER = {"srn_none": (0.00, 0.49), "srn_location": (0.93, 0.435), "srn_content": (1.00, 0.635),
+         "gru_none": (0.88, 0.01), "gru_location": (0.77, 0.78), "gru_content": (1.00, 0.175),
+         "lstm_none": (0.94, 0.02), "lstm_location": (0.98, 0.045), "lstm_content": (1.00, 0.01)}
+
+
+def training_flags(cell, seed):
+    """The training flags of one restart of ``cell`` (data, grammar and working directory apart)."""
+    return [*TRAINING, *CELLS[cell], f"--seed={seed}"]

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Run question-formation cells (McCoy, Frank & Linzen 2018) and record them in
+``run_scripts/results/question_formation.json``.
+
+    python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
+
+Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
+the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
+restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
+``<work>/question_formation/<cell>/seed<N>``. The same command again resumes an interrupted
+restart and skips a finished one (its tests run again: a few seconds each).
+Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
+dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
+Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the
+restarts, and the median restart, whose two prediction files are copied to
+``run_scripts/results/question_formation/<cell>.test.tsv`` / ``<cell>.gen.tsv``. A cell already
+recorded is replaced; the others are kept.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from budgeted_runs import NMT, run_test, shown, train_within_budget  # noqa: E402
+from question_experiments import CELLS, GENERATE, RESTARTS, TESTING, TRAIN_SECONDS, training_flags  # noqa: E402
+from run_experiment import machine  # noqa: E402
+
+RESULTS = os.path.join(HERE, "results")
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data", "question_formation")
+# Test name -> the file tested: the generator's (in the data directory) or the shared one.
+SCORED = {"dev": ("shared", "question.dev"), "gen": ("generated", "gen.src")}
+PREDICTED = {"test": "question.test-covered", "gen": "question.gen-covered"}
+
+
+def generate(shared, data):
+    """Write the data into ``data`` unless there (gen, the last file written, exists); the command."""
+    command = [sys.executable, os.path.join(ROOT, "data", "generate_questions.py"), f"--out={data}",
+               f"--data_dir={shared}", *GENERATE]
+    if not os.path.isfile(os.path.join(data, "gen.tgt")):
+        subprocess.run(command, check=True)
+    return command
+
+
+def test(test_set, working_dir, name):
+    """Test the restart on ``test_set`` as ``name``: what the record keeps of its scores."""
+    command = [sys.executable, "-u", NMT, *TESTING, f"--test_set={test_set}", f"--working_dir={working_dir}"]
+    stats = run_test(command, working_dir, name)
+    kept = {key: value for key, value in stats.items() if key not in ("test_set", "testing_time")}
+    return dict(kept, test_seconds=round(stats["testing_time"], 1), test_command=shown(command))
+
+
+def run_restart(cell, seed, data, shared, working_dir, budget, log):
+    """Train one restart within ``budget`` seconds (or resume it, or skip it when finished) and test it."""
+    command = [sys.executable, "-u", NMT, *training_flags(cell, seed), f"--grammar={shared}/question.gr",
+               f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt", f"--dev_set1={data}/dev.src",
+               f"--dev_set2={data}/dev.tgt", f"--working_dir={working_dir}"]
+    stopped = train_within_budget(command, working_dir, budget, log)
+    if not os.path.isfile(os.path.join(working_dir, "training_stats.json")):
+        sys.exit(f"{working_dir}: no epoch finished within {budget} s of training (give more --train_seconds)")
+    with open(os.path.join(working_dir, "training_stats.json")) as f:
+        stats = json.load(f)
+    folders = {"shared": shared, "generated": data}
+    return {"seed": seed, "working_dir": shown([working_dir]), "train_command": shown(command),
+            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
+            "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
+            "train_seconds": round(stats["total_seconds"]),
+            **{name: test(os.path.join(folders[where], file), working_dir, name)
+               for name, (where, file) in SCORED.items()},
+            **{f"{name}_covered": test(os.path.join(shared, file), working_dir, f"{name}_covered")
+               for name, file in PREDICTED.items()}}
+
+
+def median_restart(restarts):
+    """The restart of median generalization first-word accuracy (the lower of the two middle ones
+    for an even number; equal accuracies ordered by dev full-sentence accuracy, then seed)."""
+    ordered = sorted(restarts, key=lambda r: (r["gen"]["first_word_accuracy"], r["dev"]["full_sentence_accuracy"],
+                                              r["seed"]))
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def medians(restarts):
+    """The cell's figures, each the median over its restarts (as the paper's), and its median restart."""
+    return {"dev_full_sentence_accuracy": statistics.median(r["dev"]["full_sentence_accuracy"] for r in restarts),
+            "gen_first_word_accuracy": statistics.median(r["gen"]["first_word_accuracy"] for r in restarts),
+            "restart": median_restart(restarts)["seed"]}
+
+
+def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS):
+    """Train and test ``restarts`` restarts of ``cell``; keep its median restart's predictions; its record."""
+    data = os.path.abspath(os.path.join(work, "question_formation", "data"))
+    generated = generate(shared, data)
+    base = os.path.abspath(os.path.join(work, "question_formation", cell))
+    recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log)
+                for seed in range(1, restarts + 1)]
+    middle = medians(recorded)
+    predictions = {}
+    for name in PREDICTED:
+        kept = os.path.join(results, "question_formation", f"{cell}.{name}.tsv")
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        shutil.copy(os.path.join(base, f"seed{middle['restart']}", f"test_trans_{name}_covered.txt"), kept)
+        predictions[name] = os.path.relpath(kept, ROOT)
+    return {"cell": cell, "generate_command": shown(["python3", *generated[1:]]), "train_seconds_budget": budget,
+            "restarts": recorded, "median": middle, "predictions": predictions, "machine": machine(),
+            "date": time.strftime("%Y-%m-%d")}
+
+
+def record(cell, note, results=RESULTS):
+    """Keep ``cell`` in results/question_formation.json, replacing the same cell's earlier one."""
+    path = os.path.join(results, "question_formation.json")
+    cells = json.load(open(path)) if os.path.isfile(path) else []
+    cells = [c for c in cells if c["cell"] != cell["cell"]]
+    with open(path, "w") as f:
+        json.dump([*cells, dict(cell, note=note)], f, indent=2)
+        f.write("\n")
+
+
+def positive(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("cells", nargs="+", choices=list(CELLS), metavar="CELL",
+                        help=f"cells to run: {', '.join(CELLS)}")
+    parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
+    parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
+    parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
+    parser.add_argument("--work", default="runs", help="parent of the data and working directories")
+    parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
+    args = parser.parse_args()
+    missing = [name for name in ("question.gr", "question.dev", *PREDICTED.values())
+               if not os.path.isfile(os.path.join(args.data, name))]
+    if missing:
+        parser.error(f"--data={args.data}: no {', '.join(missing)}")
+    for cell in args.cells:
+        recorded = run_cell(cell, args.restarts, os.path.abspath(args.data), args.work, args.train_seconds,
+                            lambda m: print(m, flush=True))
+        record(recorded, args.note)
+        print(json.dumps(recorded), flush=True)
+
+
+if __name__ == "__main__":
+    main()

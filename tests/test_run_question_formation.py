@@ -1,0 +1,184 @@
+"""run_scripts/run_question_formation.py: which restart is the median, what a cell runs and records
+(with stand-ins for training and testing), how results_table.py shows it beside the paper's
+medians, its command line's refusals, and (slow) two restarts of a tiny cell trained resumably
+through the command line."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from nmtcore import questions
+from nmtcore.grammar import Grammar
+
+from helpers import ROOT
+from test_questions import TINY
+
+sys.path.insert(0, str(ROOT / "run_scripts"))
+import question_experiments  # noqa: E402
+import results_table  # noqa: E402
+import run_question_formation as runner  # noqa: E402
+
+
+def restart(seed, gen_first_word, dev_full=0.5):
+    return {"seed": seed, "gen": {"first_word_accuracy": gen_first_word}, "dev": {"full_sentence_accuracy": dev_full}}
+
+
+def test_the_median_restart_is_the_middle_one_by_generalization_first_word_accuracy():
+    assert runner.median_restart([restart(1, 0.2), restart(2, 0.9), restart(3, 0.5)])["seed"] == 3
+    # an even number: the lower of the two middle ones; the figures are the paper's medians of each
+    four = [restart(1, 0.625, 0.5), restart(2, 0.125, 0.25), restart(3, 0.875, 1.0), restart(4, 0.375, 0.75)]
+    assert runner.medians(four) == {"dev_full_sentence_accuracy": 0.625, "gen_first_word_accuracy": 0.5, "restart": 4}
+    # equal first-word accuracies: ordered by dev full-sentence accuracy, then by seed
+    assert runner.median_restart([restart(1, 0.5, 0.9), restart(2, 0.5, 0.2), restart(3, 0.5, 0.6)])["seed"] == 3
+    assert runner.median_restart([restart(2, 0.5), restart(1, 0.5)])["seed"] == 1
+
+
+def shared_sets(folder, size=6):
+    """A shared folder of the tiny grammar: question.gr, question.dev (INPUT<TAB>OUTPUT) and the two
+    covered files (inputs only) of ``size`` lines each, drawn as the real ones are; the covered inputs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "question.gr").write_text(TINY)
+    grammar = Grammar.read(str(folder / "question.gr"))
+    dev, test, gen = (questions.generate(grammar, size, seed=f"shared-{i}", kind=kind)
+                      for i, kind in enumerate(("train", "train", "gen")))
+    (folder / "question.dev").write_text("".join(f"{' '.join(s)}\t{' '.join(t)}\n" for s, t in dev))
+    covered = {}
+    for name, examples in (("test", test), ("gen", gen)):
+        covered[name] = [" ".join(s) for s, _ in examples]
+        (folder / f"question.{name}-covered").write_text("".join(line + "\n" for line in covered[name]))
+    return covered
+
+
+def flag(command, name):
+    return next(a.split("=", 1)[1] for a in command if a.startswith(f"--{name}="))
+
+
+class FakeRuns:
+    """Stand-ins for training (writes training_stats.json; seed 2 runs out of time) and for a
+    --do_testing run (each prediction is the seed; first-word accuracy on gen from ``gen``)."""
+
+    def __init__(self, gen):
+        self.gen, self.trained, self.tested = gen, [], []
+
+    def train_within_budget(self, command, working_dir, budget, log):
+        self.trained.append((command, budget))
+        os.makedirs(working_dir, exist_ok=True)
+        Path(working_dir, "training_stats.json").write_text(json.dumps(
+            {"epochs": [{"seconds": 60}] * 2, "best_epoch": 2, "best_dev_perplexity": 1.2, "total_seconds": 120}))
+        return working_dir.endswith("seed2")
+
+    def run_test(self, command, working_dir, name):
+        test_set, seed = flag(command, "test_set"), int(os.path.basename(working_dir)[4:])
+        self.tested.append((os.path.basename(test_set), seed, name))
+        inputs = [line.split("\t")[0] for line in Path(test_set).read_text().splitlines()]
+        Path(working_dir, f"test_trans_{name}.txt").write_text("".join(f"{i}\tseed{seed}\n" for i in inputs))
+        return {"test_set": test_set, "sentences": len(inputs), "testing_time": 1.0,
+                "full_sentence_accuracy": seed / 10, "first_word_accuracy": self.gen[seed]}
+
+
+def fake_cell(tmp_path, monkeypatch, gen):
+    covered = shared_sets(tmp_path / "shared")
+    runs = FakeRuns(gen)
+    monkeypatch.setattr(runner, "train_within_budget", runs.train_within_budget)
+    monkeypatch.setattr(runner, "run_test", runs.run_test)
+    monkeypatch.setattr(runner, "machine", lambda: "M")
+    monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=20 --dev=4 --test=4 --gen=4".split())
+    cell = runner.run_cell("gru_location", len(gen), str(tmp_path / "shared"), str(tmp_path / "work"), 600, print,
+                           results=str(tmp_path / "results"))
+    return cell, runs, covered
+
+
+def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_predictions(tmp_path, monkeypatch):
+    cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5})
+    data = tmp_path / "work" / "question_formation" / "data"
+    assert all((data / f"{name}.{side}").is_file() for name in ("train", "dev", "gen") for side in ("src", "tgt"))
+    assert [(flag(c, "seed"), flag(c, "working_dir"), budget) for c, budget in runs.trained] == [
+        (str(n), str(tmp_path / "work" / "question_formation" / "gru_location" / f"seed{n}"), 600) for n in (1, 2, 3)]
+    command = runs.trained[0][0]
+    assert {"--cell=gru", "--attention=location", "--units=256", "--embedding_size=256", "--dropout=0.1",
+            "--task=question_formation"} <= set(command)
+    assert (flag(command, "grammar"), flag(command, "train_set1"), flag(command, "dev_set2")) == (
+        str(tmp_path / "shared" / "question.gr"), str(data / "train.src"), str(data / "dev.tgt"))
+    assert runs.tested == [(file, seed, name) for seed in (1, 2, 3) for file, name in (
+        ("question.dev", "dev"), ("gen.src", "gen"), ("question.test-covered", "test_covered"),
+        ("question.gen-covered", "gen_covered"))]
+    assert cell["median"] == {"dev_full_sentence_accuracy": 0.2, "gen_first_word_accuracy": 0.5, "restart": 3}
+    assert [(r["seed"], r["stopped"], r["dev"]["full_sentence_accuracy"], r["gen"]["first_word_accuracy"])
+            for r in cell["restarts"]] == [(1, "finished", 0.1, 0.3), (2, "time budget", 0.2, 0.7),
+                                           (3, "finished", 0.3, 0.5)]
+    assert cell["restarts"][0]["dev"]["test_seconds"] == 1.0 and "test_set" not in cell["restarts"][0]["dev"]
+    for name in ("test", "gen"):
+        kept = tmp_path / "results" / "question_formation" / f"gru_location.{name}.tsv"
+        assert kept.read_text().splitlines() == [f"{line}\tseed3" for line in covered[name]]
+        assert cell["predictions"][name] == os.path.relpath(kept, ROOT)
+    assert cell["restarts"][1]["test_covered"]["sentences"] == len(covered["test"])
+    assert "--data_dir=" in cell["generate_command"] and cell["generate_command"].startswith("python3 ")
+
+
+def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_medians(tmp_path, monkeypatch):
+    cell, _, _ = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7})
+    for recorded, note in ((cell, "old"), (dict(cell, cell="srn_none"), ""), (cell, "Why.")):
+        runner.record(recorded, note, results=str(tmp_path))
+    cells = json.loads((tmp_path / "question_formation.json").read_text())
+    assert [(c["cell"], c["note"]) for c in cells] == [("srn_none", ""), ("gru_location", "Why.")]
+    lines = results_table.question_formation_table(cells[1:])
+    row = next(line for line in lines if line.startswith("| gru_location |"))
+    assert [c.strip() for c in row.strip("|").split("|")][1:] == [
+        "2", "**0.150**", "**0.500**", "0.770", "0.780", "2.0 (2.0)", "2 (2), 2 (2)*", "seed1"]
+    assert next(line for line in lines if line.startswith("| srn_none |")) == (
+        "| srn_none | not run yet | – | – | 0.000 | 0.490 | – | – | – |")
+    text = "\n".join(lines)
+    assert cell["restarts"][1]["train_command"] in text and cell["restarts"][0]["gen_covered"]["test_command"] in text
+    assert "Why." in text and "gru_location.test.tsv" in text
+
+
+def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
+    assert set(question_experiments.CELLS) == set(question_experiments.PAPER) == {
+        f"{u}_{a}" for u in ("srn", "gru", "lstm") for a in ("none", "location", "content")}
+    flags = question_experiments.training_flags("lstm_content", 4)
+    assert {"--model=encdec", "--cell=lstm", "--attention=content", "--seed=4", "--beam_size=1"} <= set(flags)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sru_none"], "argument CELL: invalid choice: 'sru_none'"),
+    (["gru_none", "--restarts", "0"], "argument --restarts: 0 is not a positive number"),
+    (["gru_none", "--data", "{missing}"], "--data={missing}: no question.gr, question.dev, question.test-covered"),
+])
+def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usage_errors(
+        argv, message, tmp_path, monkeypatch, capsys):
+    missing = str(tmp_path / "none")
+    monkeypatch.setattr(sys, "argv", ["run_question_formation.py", *(a.format(missing=missing) for a in argv)])
+    with pytest.raises(SystemExit) as exit:
+        runner.main()
+    assert exit.value.code == 2 and message.format(missing=missing) in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow  # trains through the command line: two tiny restarts, 12 test runs
+def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_again(tmp_path, monkeypatch):
+    covered = shared_sets(tmp_path / "shared")
+    monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=48 --dev=8 --test=8 --gen=8".split())
+    monkeypatch.setattr(question_experiments, "TRAINING", (
+        "--do_training --task=question_formation --embedding_size=8 --units=8 --num_layers=1 --batch_size=16 "
+        "--beam_size=1 --max_epochs=1 --early_stopping_steps=1").split())
+    logged = []
+    run = lambda restarts: runner.run_cell("srn_location", restarts, str(tmp_path / "shared"),  # noqa: E731
+                                           str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"))
+    run(1)
+    first = tmp_path / "work" / "question_formation" / "srn_location" / "seed1"
+    stamp = (first / "training_stats.json").stat().st_mtime_ns
+    cell = run(2)
+    assert [flag(m.split(), "seed") for m in logged if "--do_training" in m] == ["1", "2"]  # seed 1 trained once
+    assert (first / "training_stats.json").stat().st_mtime_ns == stamp
+    assert [(r["seed"], r["stopped"], r["epochs"]) for r in cell["restarts"]] == [(1, "finished", 1), (2, "finished", 1)]
+    assert cell["median"]["restart"] == runner.median_restart(cell["restarts"])["seed"]
+    for r in cell["restarts"]:
+        assert 0 <= r["dev"]["full_sentence_accuracy"] <= 1 and r["gen"]["sentences"] == 8
+    runner.record(cell, "tiny", results=str(tmp_path / "res"))
+    assert json.loads((tmp_path / "res" / "question_formation.json").read_text())[0]["median"] == cell["median"]
+    for name in ("test", "gen"):
+        lines = (tmp_path / "res" / "question_formation" / f"srn_location.{name}.tsv").read_text().splitlines()
+        assert [line.split("\t")[0] for line in lines] == covered[name]
