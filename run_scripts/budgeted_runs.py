@@ -1,6 +1,7 @@
 """What the run scripts of trained-and-tested cells share (``run_transduction.py``,
-``run_inflection.py``): training within a time budget, tests whose files are kept under their
-own names, and commands recorded relative to the current directory.
+``run_inflection.py``, ``run_question_formation.py``): training within a time budget and what is
+recorded of it, tests whose files are kept under their own names, and commands recorded relative
+to the current directory.
 
 The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
 only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
@@ -55,6 +56,20 @@ def train_within_budget(command, working_dir, budget, log):
     if returncode != 0:
         raise subprocess.CalledProcessError(returncode, command)
     return False
+
+
+def training_record(command, working_dir, stopped, budget):
+    """What a run script records of the training ``train_within_budget`` ran (``stopped``: whether
+    the budget stopped it); exits naming the directory when no epoch finished."""
+    path = os.path.join(working_dir, "training_stats.json")
+    if not os.path.isfile(path):
+        sys.exit(f"{working_dir}: no epoch finished within {budget} s of training (give more --train_seconds)")
+    with open(path) as f:
+        stats = json.load(f)
+    return {"working_dir": shown([working_dir]), "train_command": shown(command),
+            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
+            "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
+            "train_seconds": round(stats["total_seconds"])}
 
 
 def run_test(command, working_dir, name):

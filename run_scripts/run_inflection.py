@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from budgeted_runs import NMT, run_test, shown, train_within_budget  # noqa: E402
+from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
 from inflection_experiments import COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
@@ -48,16 +48,9 @@ def run_member(collection, seed, train, dev, working_dir, budget, log, model="ha
     """Train one member of ``model`` within ``budget`` seconds and test it on dev: its record."""
     command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model), f"--train_set1={train}",
                f"--dev_set1={dev}", f"--working_dir={working_dir}"]
-    stopped = train_within_budget(command, working_dir, budget, log)
-    if not os.path.isfile(os.path.join(working_dir, "training_stats.json")):
-        sys.exit(f"{working_dir}: no epoch finished within {budget} s of training (give more --train_seconds)")
-    with open(os.path.join(working_dir, "training_stats.json")) as f:
-        stats = json.load(f)
+    trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
     tested = testing_command(dev, working_dir)
-    return {"seed": seed, "working_dir": shown([working_dir]), "train_command": shown(command),
-            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
-            "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
-            "train_seconds": round(stats["total_seconds"]), "dev": scores(run_test(tested, working_dir, "dev"), tested)}
+    return {"seed": seed, **trained, "dev": scores(run_test(tested, working_dir, "dev"), tested)}
 
 
 def best_configuration(members, member_dirs, vote, vote_dir):

@@ -29,7 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from budgeted_runs import NMT, run_test, shown, train_within_budget  # noqa: E402
+from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
 from question_experiments import CELLS, GENERATE, RESTARTS, TESTING, TRAIN_SECONDS, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
@@ -62,16 +62,9 @@ def run_restart(cell, seed, data, shared, working_dir, budget, log):
     command = [sys.executable, "-u", NMT, *training_flags(cell, seed), f"--grammar={shared}/question.gr",
                f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt", f"--dev_set1={data}/dev.src",
                f"--dev_set2={data}/dev.tgt", f"--working_dir={working_dir}"]
-    stopped = train_within_budget(command, working_dir, budget, log)
-    if not os.path.isfile(os.path.join(working_dir, "training_stats.json")):
-        sys.exit(f"{working_dir}: no epoch finished within {budget} s of training (give more --train_seconds)")
-    with open(os.path.join(working_dir, "training_stats.json")) as f:
-        stats = json.load(f)
+    trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
     folders = {"shared": shared, "generated": data}
-    return {"seed": seed, "working_dir": shown([working_dir]), "train_command": shown(command),
-            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
-            "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
-            "train_seconds": round(stats["total_seconds"]),
+    return {"seed": seed, **trained,
             **{name: test(os.path.join(folders[where], file), working_dir, name)
                for name, (where, file) in SCORED.items()},
             **{f"{name}_covered": test(os.path.join(shared, file), working_dir, f"{name}_covered")
