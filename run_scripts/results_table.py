@@ -12,7 +12,7 @@ sys.path.insert(0, HERE)
 from experiments import EXPERIMENTS  # noqa: E402
 from inflection_experiments import COLLECTIONS, MODELS  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
-from question_experiments import CELLS  # noqa: E402
+from question_experiments import CELLS, TRAIN_SECONDS  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
@@ -170,7 +170,9 @@ def question_formation_table(cells):
              "like the test set) and the generator's own generalization set; the paper's are test and generalization",
              "figures, medians over 100 restarts. The test and generalization gold is withheld: the median restart's",
              "predictions (by generalization first-word accuracy) are in `results/question_formation/`, scored",
-             "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget.", "",
+             "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget:",
+             f"a restart trains at most {TRAIN_SECONDS // 60} minutes (measured before any run: 200 steps of gru_location in",
+             "82 s on the shared cores, so about 2 epochs in 11 minutes, and about 12 minutes with its tests).", "",
              "| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
              "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
              "median restart |", "|---|" + "---|" * 8]

@@ -135,6 +135,13 @@ def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_med
     assert "Why." in text and "gru_location.test.tsv" in text
 
 
+def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
+    monkeypatch.setattr(FakeRuns, "train_within_budget", lambda self, command, working_dir, budget, log: True)
+    with pytest.raises(SystemExit, match=r"seed1: no epoch finished within 600 s of training \(give more"):
+        fake_cell(tmp_path, monkeypatch, {1: 0.5})
+    assert not (tmp_path / "results").exists()
+
+
 def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
     assert set(question_experiments.CELLS) == set(question_experiments.PAPER) == {
         f"{u}_{a}" for u in ("srn", "gru", "lstm") for a in ("none", "location", "content")}
