@@ -180,8 +180,10 @@ def train_command(models, tasks, given, args):
         start_over = args.start_over and workdir.is_trained(working_dir)
         resuming = workdir.is_trained(working_dir) and not start_over
         if resuming:
-            config = check_resumable(working_dir, models, config).replace(
+            config = check_resumable(working_dir, models, config, given).replace(
                 max_epochs=config.training.max_epochs, **_unsaved(given))
+        else:
+            config_lib.check_applicable(given, config)
         corpus = task.load_corpus(given, config, workdir.load_vocabularies(working_dir) if resuming else None)
         config = config.replace(**task.derived(given, corpus))
         if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
@@ -198,11 +200,15 @@ def train_command(models, tasks, given, args):
             training.train(trainer, corpus, working_dir)
 
 
-def check_resumable(working_dir, models, config):
-    """The saved configuration of an unfinished run that ``config`` continues; else a UserError.
+def check_resumable(working_dir, models, config, given):
+    """The saved configuration of an unfinished run that ``config`` (of the flags ``given``)
+    continues; else a UserError.
 
     Only --max_epochs may differ, to let a run that reached it go on longer. The translation and
-    recognition flags count too: the dev perplexity, and so early stopping, depends on them.
+    recognition flags count too: the dev perplexity, and so early stopping, depends on them. A
+    field the run does not read (``config.applies``) does not count, and may be given as saved: a
+    run trained before such flags were refused (a deep_lstm given --memory_width) resumes by the
+    command that started it, and by that command without the flag.
     """
     saved = workdir.load_config(working_dir, models)
     if training.is_finished(training.load_stats(working_dir), saved.replace(max_epochs=config.training.max_epochs)):
@@ -210,8 +216,9 @@ def check_resumable(working_dir, models, config):
                         "choose a new directory, or add --start_over (nothing was changed)")
     derived = {f.name for f in config_lib.fields(DataConfig) if not f.metadata["flag"]}
     was, now = saved.to_flat(), config.to_flat()
+    config_lib.check_applicable({k: v for k, v in given.items() if k not in was or was[k] != v}, config)
     differ = [f"--{k} (was {was[k]!r}, now {now[k]!r})" for k in was
-              if k not in derived and k != "max_epochs" and was[k] != now[k]]
+              if k not in derived and k != "max_epochs" and was[k] != now[k] and config_lib.applies(k, saved)]
     if differ:
         raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "
                         f"{', '.join(differ)}; use those flags to resume it, a new directory, or --start_over")

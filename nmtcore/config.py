@@ -18,17 +18,25 @@ _NO_LEGACY = object()
 
 
 def option(default, help, low=None, high=None, low_open=False, high_open=False, choices=None,
-           legacy=_NO_LEGACY, flag=True, saved=True):
+           legacy=_NO_LEGACY, flag=True, saved=True, only=None):
     """A configuration field.
 
     ``low``/``high`` bound a number (``*_open``: the bound itself is invalid); ``legacy`` is the
     value a working directory written before the field existed used (without one, such a
     directory's hparams.json is corrupted); ``flag=False`` for values derived from the data,
-    ``saved=False`` for run-time options that hparams.json does not keep.
+    ``saved=False`` for run-time options that hparams.json does not keep. ``only=(field, values)``:
+    the field matters only to runs whose ``field`` is one of ``values`` (and that field's own
+    ``only``, if any, holds); given to another run, a value other than the default would be silently
+    ignored, so it is refused (``check_applicable``).
     """
     return dataclasses.field(default=default, metadata=dict(
         help=help, low=low, high=high, low_open=low_open, high_open=high_open, choices=choices,
-        legacy=legacy, flag=flag, saved=saved))
+        legacy=legacy, flag=flag, saved=saved, only=only))
+
+
+# Which runs read a field (``only=``): the models and settings that use it.
+ENCDEC, MEMORY_LSTMS = ("model", ("encdec",)), ("model", ("stack_lstm", "queue_lstm", "deque_lstm"))
+AMORTIZED = ("amortize", ("encoder", "learned"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,34 +59,36 @@ class ModelConfig:
         "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "
         "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "
         "differentiable steps refine it, in training as at test time); learned (one learned PB, refined so)",
-        choices=("none", "encoder", "learned"), legacy="none")
+        choices=("none", "encoder", "learned"), legacy="none", only=("model", ("rnnpbnmt",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
-                                          "(learned)", 0, 1e3, low_open=True, legacy=0.1)
+                                          "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
     # The seq-to-seq model's (encdec) recurrent unit and attention (McCoy et al. 2018); older runs
     # are LSTMs without attention.
     cell: str = option("lstm", "encdec: recurrent unit of encoder and decoder: lstm, gru, srn (Elman)",
-                       choices=("lstm", "gru", "srn"), legacy="lstm")
+                       choices=("lstm", "gru", "srn"), legacy="lstm", only=ENCDEC)
     attention: str = option("none", "encdec: attention over the encoder outputs: none (the decoder starts from the "
                             "encoder's final states only), location (weights from the decoder state over source "
                             "positions), content (weights from the decoder state and each encoder output)",
-                            choices=("none", "location", "content"), legacy="none")
+                            choices=("none", "location", "content"), legacy="none", only=ENCDEC)
     attention_style: str = option(
         "bahdanau", "encdec with attention: bahdanau (the previous word and decoder state weigh the encoder outputs; "
         "their sum joins the decoder's input: McCoy et al.) or luong (the new top decoder state weighs them; "
         "tanh(W [state; sum]) is the output: Luong et al. 2015's global attention, Aharoni & Goldberg's soft model)",
-        choices=("bahdanau", "luong"), legacy="bahdanau")
+        choices=("bahdanau", "luong"), legacy="bahdanau", only=("attention", ("location", "content")))
     bidirectional: bool = option(False, "encdec: a bidirectional encoder (forward and backward stacks; the decoder "
-                                        "starts from the forward one's final states)", legacy=False)
+                                        "starts from the forward one's final states)", legacy=False, only=ENCDEC)
     attention_positions: int = option(64, "--attention=location: source positions (words + <end>) it can weigh; "
-                                      "later positions get no weight", 1, 1e5, legacy=64)
+                                      "later positions get no weight", 1, 1e5, legacy=64,
+                                      only=("attention", ("location",)))
     # The memory LSTMs' (stack_lstm, queue_lstm, deque_lstm); older runs have no memory.
     memory_width: int = option(256, "memory LSTMs: width m of the stack/queue/deque values (the paper: 256)",
-                               1, 1e5, legacy=256)
+                               1, 1e5, legacy=256, only=MEMORY_LSTMS)
     pop_bias: float = option(-1.0, "memory LSTMs: initial bias of the pop strengths (negative: pop little "
-                             "at first)", -1e3, 1e3, legacy=-1.0)
+                             "at first)", -1e3, 1e3, legacy=-1.0, only=MEMORY_LSTMS)
     # The hard-attention transducer's; older runs have no features.
     feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "
-                                    "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100)
+                                    "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100,
+                                only=("model", ("hard_attention",)))
 
     def __post_init__(self):
         if self.autoencode:  # one model is A and B, so there is one PB table
@@ -107,18 +117,20 @@ class TrainingConfig:
                                   "in training and in recognition (MAP recognition)", 0, 1e6, legacy=0.0)
     refine_gradient: str = option("full", "--amortize: full (differentiate through the refinement steps) or "
                                           "stop (treat each step's gradient as a constant: cheaper)",
-                                  choices=("full", "stop"), legacy="full")
+                                  choices=("full", "stop"), legacy="full", only=AMORTIZED)
     encoder_binding: float = option(0.0, "--amortize=encoder: beta of beta * ||E_A(a) - E_B(b)||^2 / 2, which "
-                                         "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0)
+                                         "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0,
+                                   only=("amortize", ("encoder",)))
     p0_loss: float = option(0.0, "--amortize: weight of B's loss from the unrefined proposal, L_B(b | p0)", 0, 1e6,
-                            legacy=0.0)
+                            legacy=0.0, only=AMORTIZED)
     self_loss: float = option(
         1.0, "--amortize, parallel pairs: weight of each language model's loss of its own sentence from the PB "
         "refined on it (A's of the source; with --both_directions also B's of the target); 0: a language model "
-        "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0)
+        "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0,
+        only=AMORTIZED)
     both_directions: bool = option(
         False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
-        "A), so that one model translates both ways", legacy=False)
+        "A), so that one model translates both ways", legacy=False, only=AMORTIZED)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
     monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never; not saved)", 0, 1e6,
                                 saved=False)
@@ -143,7 +155,7 @@ class InferenceConfig:
         low_open=True, legacy=None)
     test_batch_size: int = option(256, "sentences translated at once", 1, 1e6)
     refine_steps: int = option(0, "--amortize: refinement steps of the proposed PB (training uses the saved "
-                                  "value; a test may run others)", 0, 1000, legacy=0)
+                                  "value; a test may run others)", 0, 1000, legacy=0, only=AMORTIZED)
     joint_rerank: float = option(0.0, "bound RNNPB, beam search: rerank the n-best by joint recognition, min_p "
                                       "L_A(a|p) + joint_rerank * L_B(b|p) (0: off; not saved)", 0, 1e6,
                                  saved=False)
@@ -168,9 +180,10 @@ class DataConfig:
     inflection_target: str = option(
         "actions", "--task=inflection: what a model learns to write: actions (the form's characters and <step> "
         "actions, for --model=hard_attention) or form (the form's characters only: a soft-attention model)",
-        choices=("actions", "form"), legacy="actions")
+        choices=("actions", "form"), legacy="actions", only=("task", ("inflection",)))
     grammar: typing.Optional[str] = option(None, "--task=question_formation: the grammar (question.gr) whose "
-                                           "parses give each input's main and first auxiliary", legacy=None)
+                                           "parses give each input's main and first auxiliary", legacy=None,
+                                           only=("task", ("question_formation",)))
     lang1: str = option("en", "source language code", flag=False)
     lang2: str = option("en", "target language code", flag=False)
     # Row counts the models size their PB tables by.
@@ -269,3 +282,41 @@ def check_ranges(values):
         for f in fields(section):
             if f.name in values:
                 check_range(f.name, values[f.name], f)
+
+
+def field_named(name):
+    return next(f for section in SECTIONS.values() for f in fields(section) if f.name == name)
+
+
+def requirements(name):
+    """The (field, values) conditions under which field ``name`` matters, outermost first:
+    ``refine_steps`` -> ``[("model", ("rnnpbnmt",)), ("amortize", ("encoder", "learned"))]``."""
+    chain, only = [], field_named(name).metadata["only"]
+    while only:
+        chain.insert(0, only)
+        only = field_named(only[0]).metadata["only"]
+    return chain
+
+
+def applies(name, config):
+    """Whether the run of ``config`` reads field ``name``."""
+    flat = config.to_flat()
+    return all(flat[key] in values for key, values in requirements(name))
+
+
+def _as_flag(name, value):
+    return f"--{name}" if value is True else f"--{name}={value}"
+
+
+def check_applicable(given, config):
+    """A UserError for the first of ``given`` (flat names: the flags given) that has a value other
+    than its default and that the run of ``config`` does not read (``only=``): without it,
+    ``--model=rnnpbnmt --attention=content`` would train a model without attention."""
+    for section in SECTIONS.values():
+        for f in fields(section):
+            if f.name in given and given[f.name] != f.default and not applies(f.name, config):
+                chain = requirements(f.name)
+                needed = " ".join(f"--{key}={'|'.join(values)}" for key, values in chain)
+                run = " ".join(_as_flag(key, config.to_flat()[key]) for key, _ in chain)
+                raise UserError(f"{_as_flag(f.name, given[f.name])}: only for {needed} (this run: {run}); "
+                                "it would be ignored")

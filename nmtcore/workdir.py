@@ -15,7 +15,7 @@ import json
 import os
 
 from nmtcore.checkpoints import RunCheckpoints
-from nmtcore.config import Config
+from nmtcore.config import Config, check_applicable
 from nmtcore.errors import UserError
 from nmtcore.files import write_json
 from nmtcore.vocabulary import Vocabulary
@@ -109,9 +109,11 @@ def load_model(working_dir, models, overrides=None):
     """Rebuild the model of ``working_dir`` with its best weights.
 
     ``models`` maps --model names to classes; ``overrides`` replaces inference-time settings
-    (beam size, recognition iterations, ...) given on the command line.
+    (beam size, recognition iterations, ...) given on the command line; one the model does not
+    read (``--refine_steps`` without ``--amortize``) is refused.
     """
     config = load_config(working_dir, models).replace(**(overrides or {}))
+    check_applicable(overrides or {}, config)
     vocab1, vocab2 = load_vocabularies(working_dir)
     model = models[config.model.model](config, vocab1, vocab2)
     RunCheckpoints(working_dir, model).restore_best()

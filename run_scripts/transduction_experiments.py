@@ -17,7 +17,7 @@ GENERATE = "--seed=1 --train=4000 --dev=200 --test=1000 --vocab_size=128".split(
 # --max_trans_ratio=1.25: every target of the five tasks is as long as its source, so the search's
 # cap of ceil(1.25 * length) output symbols (8 symbols: 10) never cuts off a right output, and
 # the memory needs no room beyond it.
-TRAINING = ("--do_training --task=transduction --embedding_size=64 --units=128 --memory_width=128 "
+TRAINING = ("--do_training --task=transduction --embedding_size=64 --units=128 "
             "--batch_size=10 --gradient_clip=1.0 --beam_size=1 --max_trans_ratio=1.25 "
             "--early_stopping_steps=5 --max_epochs=8").split()
 TESTING = ["--do_testing", "--device=cpu"]
@@ -40,9 +40,11 @@ TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
 # at the same small size (one seed): reversal after 1000 steps 0.60 at 0.01 against 0.15 at 0.002,
 # copying after 800 steps 0.40 against 0.09; not measured at the cells' size.
 LEARNING_RATES = {"stack_lstm": 0.01, "deque_lstm": 0.01}
-# Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories.
+# Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories
+# (--memory_width only for them: a model that has no memory refuses it). Cells trained before
+# that had it for the Deep LSTMs too, and resume with these flags (nmtcore.cli.check_resumable).
 MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}", "--learning_rate=0.002"] for n in (1, 2, 4, 8)},
-          **{name: [f"--model={name}", f"--learning_rate={LEARNING_RATES.get(name, 0.002)}"]
+          **{name: [f"--model={name}", "--memory_width=128", f"--learning_rate={LEARNING_RATES.get(name, 0.002)}"]
              for name in ("stack_lstm", "queue_lstm", "deque_lstm")}}
 # Figure 2a: (coarse, fine) on training-length and on longer test sequences, for the best Deep
 # LSTM of each task (its layers) and the three memory LSTMs.

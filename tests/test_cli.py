@@ -69,6 +69,9 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     assert proc.stdout.split("\n") == [expected["The old man sees a dog."], "", expected["I know that a cat runs."], ""]
 
 
+NO_FILES = ["--train_set1=a", "--train_set2=b", "--dev_set1=c", "--dev_set2=d"]
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--do_testing", "--test_set=README.md"], "hparams.json missing"),
     (["--do_testing", "--test_set=x.en"], "--test_set=x.en: no such file"),
@@ -86,11 +89,44 @@ def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
     (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
     (["--do_testing"], "--do_testing needs --test_set"),
     (["--units=8"], "nothing to do"),
+    # Flags the model does not read: refused before any data is read (the files named here do not exist).
+    (["--do_training", "--model=rnnpbnmt", "--attention=content", *NO_FILES],
+     "--attention=content: only for --model=encdec (this run: --model=rnnpbnmt); it would be ignored"),
+    (["--do_training", "--model=encdec", "--refine_steps=2", *NO_FILES],
+     "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned"),
+    (["--do_training", "--model=deep_lstm", "--task=transduction", "--memory_width=8", *NO_FILES],
+     "--memory_width=8: only for --model=stack_lstm|queue_lstm|deque_lstm"),
 ])
 def test_bad_flags_and_empty_working_dir_give_one_line_errors(tmp_path, flags, message):
     proc = run_nmt(*flags, f"--working_dir={tmp_path}", check=False)
     assert proc.returncode != 0
     assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_flag_the_tested_model_does_not_read_is_refused(trained_encdec):
+    proc = run_nmt("--query=hi", "--refine_steps=2", f"--working_dir={trained_encdec}", check=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and proc.stdout == ""
+    assert "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned (this run: --model=encdec" in proc.stderr
+
+
+def test_a_run_given_a_flag_before_such_flags_were_refused_resumes_with_it_or_without_it(tmp_path):
+    """A deep_lstm trained with --memory_width=128 (as the transduction experiments gave it, before
+    flags a model does not read were refused) resumes by its command and by it without the flag."""
+    from nmtcore.cli import check_resumable
+    from nmtcore.config import Config
+    from nmtcore.errors import UserError
+    from nmtcore.files import write_json
+
+    old = {"model": "deep_lstm", "task": "transduction", "memory_width": 128, "train_set1": "a", "train_set2": "b"}
+    write_json(str(tmp_path / "hparams.json"), Config.from_flat(old).to_flat())
+    for given in (old, {k: v for k, v in old.items() if k != "memory_width"}):
+        assert check_resumable(str(tmp_path), models(), Config.from_flat(given), given).model.memory_width == 128
+    other = dict(old, memory_width=64)
+    with pytest.raises(UserError, match="^--memory_width=64: only for --model=stack_lstm"):
+        check_resumable(str(tmp_path), models(), Config.from_flat(other), other)
+    other = dict(old, model="stack_lstm")
+    with pytest.raises(UserError, match=r"another configuration: --model \(was 'deep_lstm', now 'stack_lstm'\)"):
+        check_resumable(str(tmp_path), models(), Config.from_flat(other), other)
 
 
 @pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="this machine has a GPU")

@@ -63,3 +63,67 @@ def test_ranges_come_from_the_field_metadata(values, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(")):
         config_lib.check_ranges(values)
     config_lib.check_ranges({"dropout": 0.5, "recog_clip": None, "seed": 0})
+
+
+def _other_value(field):
+    """A value of ``field`` other than its default."""
+    default, choices = field.default, field.metadata["choices"]
+    if choices:
+        return next(c for c in choices if c != default)
+    if default is None:  # only --grammar, a file name
+        return "other.gr"
+    return not default if isinstance(default, bool) else default + 1
+
+
+ONLY = [f for section in config_lib.SECTIONS.values() for f in config_lib.fields(section) if f.metadata["only"]]
+
+
+@pytest.mark.parametrize("field", ONLY, ids=lambda f: f.name)
+def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_default(field):
+    chain, value = config_lib.requirements(field.name), _other_value(field)
+    reading = Config().replace(**{key: values[0] for key, values in chain})  # every condition met
+    config_lib.check_applicable({field.name: value}, reading)
+    for key, values in chain:  # one condition broken at a time
+        gate = config_lib.field_named(key)
+        unmet = reading.replace(**{key: next(v for v in (gate.default, *(gate.metadata["choices"] or ()), "encdec")
+                                             if v not in values)})
+        assert not config_lib.applies(field.name, unmet)
+        with pytest.raises(UserError, match=rf"^--{field.name}\b.*: only for .*--{key}=.*it would be ignored$"):
+            config_lib.check_applicable({field.name: value}, unmet)
+        config_lib.check_applicable({field.name: field.default}, unmet)  # the default: as if not given
+
+
+@pytest.mark.parametrize("flat, message", [
+    ({"model": "rnnpbnmt", "attention": "content"},
+     "--attention=content: only for --model=encdec (this run: --model=rnnpbnmt); it would be ignored"),
+    ({"model": "encdec", "refine_steps": 2}, "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned "
+                                             "(this run: --model=encdec --amortize=none)"),
+    ({"model": "encdec", "attention": "content", "attention_positions": 10},
+     "--attention_positions=10: only for --model=encdec --attention=location (this run: --model=encdec "
+     "--attention=content)"),
+    ({"model": "deep_lstm", "memory_width": 128}, "--memory_width=128: only for --model=stack_lstm|queue_lstm|deque_lstm"),
+    ({"model": "encdec", "feature_size": 20}, "--feature_size=20: only for --model=hard_attention"),
+    ({"model": "rnnpbnmt", "amortize": "learned", "encoder_binding": 1.0},
+     "--encoder_binding=1.0: only for --model=rnnpbnmt --amortize=encoder (this run: --model=rnnpbnmt "
+     "--amortize=learned)"),
+    ({"model": "rnnpbnmt", "both_directions": True}, "--both_directions: only for --model=rnnpbnmt --amortize="),
+    ({"task": "inflection", "grammar": "question.gr"}, "--grammar=question.gr: only for --task=question_formation"),
+])
+def test_flags_a_run_would_ignore_are_named_with_what_reads_them(flat, message):
+    with pytest.raises(UserError, match="^" + message.replace("(", r"\(").replace(")", r"\)").replace("|", r"\|")):
+        config_lib.check_applicable(flat, Config.from_flat(flat))
+
+
+def test_the_thesis_and_experiment_flags_are_read_by_their_runs():
+    """What the thesis's listings and the project's experiment scripts give stays accepted."""
+    for flat in ({"model": "rnnpbnmt", "autoencode": True, "bind_hard": True, "num_PB": 128},
+                 {"model": "encdec", "reverse_source": True, "num_PB": 1024, "binding_strength": 1.0},
+                 {"model": "rnnpbnmt", "amortize": "encoder", "refine_steps": 2, "refine_step_size": 0.3,
+                  "encoder_binding": 1.0, "both_directions": True, "self_loss": 0.0},
+                 {"model": "rnnpbnmt", "amortize": "learned", "refine_steps": 2, "refine_gradient": "full"},
+                 {"model": "encdec", "task": "question_formation", "grammar": "q.gr", "cell": "gru",
+                  "attention": "location", "attention_positions": 10},
+                 {"model": "queue_lstm", "task": "transduction", "memory_width": 128, "pop_bias": -3.0},
+                 {"model": "hard_attention", "task": "inflection", "feature_size": 100},
+                 {"model": "rnnpbnmt", "cell": "lstm", "attention": "none", "memory_width": 256}):  # the defaults
+        config_lib.check_applicable(flat, Config.from_flat(flat))

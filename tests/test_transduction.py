@@ -76,7 +76,7 @@ def copy_files(tmp_path_factory):
 def train_flags(data, working_dir, *extra):
     return ["--do_training", "--task=transduction", f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt",
             f"--dev_set1={data}/dev.src", f"--dev_set2={data}/dev.tgt", f"--working_dir={working_dir}",
-            "--embedding_size=8", "--units=16", "--memory_width=8", "--batch_size=20", "--learning_rate=0.01",
+            "--embedding_size=8", "--units=16", "--batch_size=20", "--learning_rate=0.01",
             "--beam_size=1", *extra]
 
 
@@ -84,8 +84,8 @@ def train_flags(data, working_dir, *extra):
 @pytest.mark.parametrize("model", ["stack_lstm", "queue_lstm"])
 def test_a_memory_lstm_trains_resumes_and_tests_through_the_command_line(copy_files, tmp_path, model):
     wd = tmp_path / model
-    run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--max_epochs=2"))
-    run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--max_epochs=4"))  # resumes after epoch 2
+    run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--memory_width=8", "--max_epochs=2"))
+    run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--memory_width=8", "--max_epochs=4"))  # resumes
     stats = json.loads((wd / "training_stats.json").read_text())
     dev = [row["dev_perplexity"] for row in stats["epochs"]]
     assert len(dev) == 4 and dev[-1] < dev[0]
