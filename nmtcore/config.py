@@ -36,6 +36,8 @@ def option(default, help, low=None, high=None, low_open=False, high_open=False, 
 
 # Which runs read a field (``only=``): the models and settings that use it.
 ENCDEC, MEMORY_LSTMS = ("model", ("encdec",)), ("model", ("stack_lstm", "queue_lstm", "deque_lstm"))
+# Models of --num_layers recurrent layers with --dropout (a memory LSTM has one controller, no dropout).
+STACKED = ("model", ("rnnpbnmt", "encdec", "deep_lstm", "hard_attention"))
 AMORTIZED = ("amortize", ("encoder", "learned"))
 
 
@@ -46,14 +48,14 @@ class ModelConfig:
     model: str = option("rnnpbnmt", "model type")
     embedding_size: int = option(128, "word embedding size", 1, 1e5)
     units: int = option(256, "LSTM units per layer", 1, 1e5)
-    num_layers: int = option(2, "LSTM layers", 1, 100)
+    num_layers: int = option(2, "LSTM layers", 1, 100, only=STACKED)
     num_PB: int = option(128, "PB vector size", 1, 1e5)
     binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9)
     bind_hard: bool = option(False, "share one PB table")
     autoencode: bool = option(False, "one RNNPB is both A and B")
-    reverse_source: bool = option(False, "reverse encoder input")
+    reverse_source: bool = option(False, "reverse encoder input", only=ENCDEC)
     # Dropout 1 would drop every input.
-    dropout: float = option(0.0, "dropout on every LSTM layer's inputs", 0, 1, high_open=True)
+    dropout: float = option(0.0, "dropout on every LSTM layer's inputs", 0, 1, high_open=True, only=STACKED)
     sigma: float = option(0.0, "PB noise std", 0, 1e3)
     amortize: str = option(
         "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "

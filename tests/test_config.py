@@ -85,7 +85,7 @@ def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_d
     config_lib.check_applicable({field.name: value}, reading)
     for key, values in chain:  # one condition broken at a time
         gate = config_lib.field_named(key)
-        unmet = reading.replace(**{key: next(v for v in (gate.default, *(gate.metadata["choices"] or ()), "encdec")
+        unmet = reading.replace(**{key: next(v for v in (gate.default, *(gate.metadata["choices"] or ()), *models())
                                              if v not in values)})
         assert not config_lib.applies(field.name, unmet)
         with pytest.raises(UserError, match=rf"^--{field.name}\b.*: only for .*--{key}=.*it would be ignored$"):
@@ -108,6 +108,9 @@ def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_d
      "--amortize=learned)"),
     ({"model": "rnnpbnmt", "both_directions": True}, "--both_directions: only for --model=rnnpbnmt --amortize="),
     ({"task": "inflection", "grammar": "question.gr"}, "--grammar=question.gr: only for --task=question_formation"),
+    ({"model": "queue_lstm", "dropout": 0.2}, "--dropout=0.2: only for --model=rnnpbnmt|encdec|deep_lstm|hard_attention"),
+    ({"model": "stack_lstm", "num_layers": 1}, "--num_layers=1: only for --model=rnnpbnmt|encdec|deep_lstm|"),
+    ({"model": "deep_lstm", "reverse_source": True}, "--reverse_source: only for --model=encdec"),
 ])
 def test_flags_a_run_would_ignore_are_named_with_what_reads_them(flat, message):
     with pytest.raises(UserError, match="^" + message.replace("(", r"\(").replace(")", r"\)").replace("|", r"\|")):
@@ -116,7 +119,8 @@ def test_flags_a_run_would_ignore_are_named_with_what_reads_them(flat, message):
 
 def test_the_thesis_and_experiment_flags_are_read_by_their_runs():
     """What the thesis's listings and the project's experiment scripts give stays accepted."""
-    for flat in ({"model": "rnnpbnmt", "autoencode": True, "bind_hard": True, "num_PB": 128},
+    for flat in ({"model": "rnnpbnmt", "autoencode": True, "bind_hard": True, "num_PB": 128, "num_layers": 2,
+                  "dropout": 0.4},
                  {"model": "encdec", "reverse_source": True, "num_PB": 1024, "binding_strength": 1.0},
                  {"model": "rnnpbnmt", "amortize": "encoder", "refine_steps": 2, "refine_step_size": 0.3,
                   "encoder_binding": 1.0, "both_directions": True, "self_loss": 0.0},

@@ -136,6 +136,17 @@ def test_a_bad_grammar_is_a_one_line_error_of_the_generator(tmp_path):
     assert proc.stderr.strip() == f"error: {tmp_path / 'bad.gr'}:2: weight 'one' is not a number"
 
 
+def test_a_bad_grammar_is_a_one_line_error_of_training_before_anything_is_read_or_written(tmp_path):
+    """nmt.py --grammar: a malformed rule names file and line, before the data (which does not exist here)."""
+    (tmp_path / "bad.gr").write_text("1\tROOT\tS .\n1\tS\n")
+    proc = run_nmt("--do_training", "--task=question_formation", f"--grammar={tmp_path / 'bad.gr'}", "--model=encdec",
+                   *(f"--{name}={tmp_path / name}" for name in ("train_set1", "train_set2", "dev_set1", "dev_set2")),
+                   f"--working_dir={tmp_path / 'wd'}", check=False)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == f"error: {tmp_path / 'bad.gr'}:2: expected WEIGHT<TAB>LEFT<TAB>RIGHT, got 2 tab-separated fields\n"
+    assert not (tmp_path / "wd").exists()
+
+
 @pytest.mark.shared_data
 def test_the_shared_grammar_gives_the_shared_dev_outputs():
     grammar = Grammar.read(str(QUESTIONS / "question.gr"))

@@ -1,0 +1,148 @@
+"""Every model and task resumes into the uninterrupted run: 1 epoch, stop, the same command to 2
+epochs equals 2 epochs at once (per-epoch perplexities to 1e-5, every saved variable to 1e-6).
+
+How a run stops (SIGKILL, SIGTERM, Ctrl-C, a cap of --max_epochs) does not depend on the model:
+whatever stops it, the same command resumes from the epoch state checkpoint that
+``training_stats.json`` names, and ``tests/test_resume.py`` covers those ways of stopping through
+the command line (bound RNNPB, encdec). What a model decides is what that checkpoint holds: all it
+trains (attention, memories' parameters, feature embeddings, encoders and learned refinement step
+sizes, each optimiser's slots) must be in it, and whatever it draws at random must come from the
+epoch's seeded generator, not from a state that a new process starts afresh. So each run here is
+stopped by --max_epochs, the cheapest way. The runs go through ``nmtcore.cli.main`` in this
+process rather than a new one per command (3 commands x 10 models would cost a TensorFlow start-up
+each): every command builds a new model and trainer from the working directory, as a new process
+does, and nothing of the previous command's model reaches it but what the directory holds.
+"""
+
+import json
+import random
+import shutil
+import signal
+
+import numpy as np
+import pytest
+
+from nmtcore import cli, training
+from nmtcore.grammar import Grammar
+from nmtcore.questions import generate
+
+from helpers import models, tasks
+from test_questions import TINY
+from test_resume import latest_variables
+
+pytestmark = pytest.mark.slow  # trains through the command line's entry point
+
+SMALL = ["--embedding_size=8", "--units=8", "--batch_size=8", "--seed=5"]
+LAYERS = ["--num_layers=1", "--dropout=0.2"]  # dropout: a random draw of training (memory LSTMs have none)
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def sides(out, name, pairs, ext=("src", "tgt")):
+    """Parallel files ``name.src``/``name.tgt`` of (source, target) token lists."""
+    return [write(out / f"{name}.{e}", [" ".join(pair[i]) for pair in pairs]) for i, e in enumerate(ext)]
+
+
+def reversal_files(out):
+    """Reversal of 2-6 symbols: small, so that the runs cost little more than their tracing (the
+    translation task reads such files as it reads tokenized text)."""
+    rng = random.Random(3)
+    seqs = [[rng.choice("abcde") for _ in range(rng.randint(2, 6))] for _ in range(28)]
+    (train_src, train_tgt), (dev_src, dev_tgt) = (sides(out, name, [(s, s[::-1]) for s in part])
+                                                   for name, part in (("train", seqs[:24]), ("dev", seqs[24:])))
+    return [f"--train_set1={train_src}", f"--train_set2={train_tgt}", f"--dev_set1={dev_src}", f"--dev_set2={dev_tgt}"]
+
+
+def inflection_files(out):
+    """LEMMA<TAB>FEATURES<TAB>FORM lines: a suffix per feature bundle, an umlaut in some."""
+    rng = random.Random(4)
+    bundles = {"pos=V,num=SG": "t", "pos=V,num=PL": "en", "pos=V,tense=PST": "te"}
+    rows = []
+    for _ in range(28):
+        lemma = "".join(rng.choice("aoulmnrst") for _ in range(rng.randint(3, 6)))
+        features = rng.choice(sorted(bundles))
+        rows.append(f"{lemma}\t{features}\t{lemma.replace('a', 'ä')}{bundles[features]}")
+    return [f"--train_set1={write(out / 'train', rows[:24])}", f"--dev_set1={write(out / 'dev', rows[24:])}"]
+
+
+def question_files(out):
+    grammar_file = write(out / "tiny.gr", TINY.splitlines())
+    examples = generate(Grammar.read(str(grammar_file)), 28, seed=1)
+    (train_src, train_tgt), (dev_src, dev_tgt) = sides(out, "train", examples[:24]), sides(out, "dev", examples[24:])
+    return [f"--grammar={grammar_file}", f"--train_set1={train_src}", f"--train_set2={train_tgt}",
+            f"--dev_set1={dev_src}", f"--dev_set2={dev_tgt}"]
+
+
+FILES = {"translation": reversal_files, "transduction": reversal_files, "inflection": inflection_files,
+         "question_formation": question_files}
+AMORTIZED = ["--model=rnnpbnmt", *LAYERS, "--num_PB=4", "--refine_steps=1", "--sigma=0.1"]
+MEMORY = ["--memory_width=4", "--pop_bias=-0.5", "--beam_size=1"]
+# name -> (task, flags, the start of a checkpoint key only the model's own parts have)
+RUNS = {
+    "encdec_gru_content": ("translation", ["--model=encdec", *LAYERS, "--cell=gru", "--attention=content"], "model/attention"),
+    "encdec_srn_location": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
+                                                   "--attention_positions=8"], "model/attention"),
+    **{f"{kind}_lstm": ("transduction", [f"--model={kind}_lstm", *MEMORY], "model/network/pop")
+       for kind in ("stack", "queue", "deque")},
+    "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/"),
+    "hard_attention": ("inflection", ["--model=hard_attention", *LAYERS, "--feature_size=4", "--beam_size=1",
+                                      "--max_trans_ratio=3"], "model/feature_embedding"),
+    # B's encoder and refinement are trained only with --both_directions or --encoder_binding;
+    # --refine_gradient=stop: the cheaper trace (what the checkpoint holds is the same).
+    "rnnpbnmt_encoder_both_directions": ("translation", [
+        *AMORTIZED, "--amortize=encoder", "--both_directions", "--self_loss=0", "--encoder_binding=1",
+        "--p0_loss=0.5", "--refine_gradient=stop"], "model/refinement_b"),
+    "rnnpbnmt_learned": ("translation", [*AMORTIZED, "--amortize=learned"], "model/refinement_a"),
+}
+
+
+def train(*argv):
+    """``nmt.py --do_training ...`` in this process; returns what it printed."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:  # main installs the command line's signal handlers; they are not this test process's
+        assert cli.main(models(), tasks(), ["--do_training", *map(str, argv)]) == 0
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+
+
+def epochs(working_dir):
+    return json.loads((working_dir / "training_stats.json").read_text())["epochs"]
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_run_stopped_after_an_epoch_resumes_into_the_uninterrupted_run(name, tmp_path, monkeypatch, capsys):
+    task, flags, own = RUNS[name]
+    data = tmp_path / "data"
+    data.mkdir()
+    args = [f"--task={task}", *FILES[task](data), *SMALL, *flags, "--max_epochs=2"]
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    save_epoch = training.save_epoch
+
+    def save_and_copy(checkpoints, stats, working_dir, improved):
+        save_epoch(checkpoints, stats, working_dir, improved)
+        if len(stats["epochs"]) == 1:  # what a run killed right after saving epoch 1 leaves
+            shutil.copytree(working_dir, parts)
+
+    monkeypatch.setattr(training, "save_epoch", save_and_copy)
+    train(*args, f"--working_dir={whole}")
+    monkeypatch.undo()
+    capsys.readouterr()
+    train(*args, f"--working_dir={parts}")
+    assert f"resuming {parts} after epoch 1" in capsys.readouterr().out
+
+    assert [row["epoch"] for row in epochs(parts)] == [1, 2]
+    for a, b in zip(epochs(whole), epochs(parts)):
+        for key in ("train_perplexity", "dev_perplexity"):
+            assert b[key] == pytest.approx(a[key], abs=1e-5), (a["epoch"], key)
+    for folder in ("best", "state"):
+        expected, got = latest_variables(whole, folder), latest_variables(parts, folder)
+        assert expected.keys() == got.keys()
+        assert any(key.startswith(own) for key in expected), sorted(expected)
+        for key, value in expected.items():
+            np.testing.assert_allclose(got[key], value, atol=1e-6, err_msg=f"{folder}: {key}")
+    state = latest_variables(parts, "state")  # the model's own parts' Adam moments among them
+    assert any(key.startswith(own) and "/.OPTIMIZER_SLOT/optimizer_0/" in key for key in state), sorted(state)
