@@ -111,6 +111,11 @@ def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_d
     ({"model": "queue_lstm", "dropout": 0.2}, "--dropout=0.2: only for --model=rnnpbnmt|encdec|deep_lstm|hard_attention"),
     ({"model": "stack_lstm", "num_layers": 1}, "--num_layers=1: only for --model=rnnpbnmt|encdec|deep_lstm|"),
     ({"model": "deep_lstm", "reverse_source": True}, "--reverse_source: only for --model=encdec"),
+    ({"model": "encdec", "attention_style": "luong"},
+     "--attention_style=luong: only for --model=encdec --attention=location|content (this run: --model=encdec "
+     "--attention=none)"),
+    ({"model": "hard_attention", "bidirectional": True}, "--bidirectional: only for --model=encdec"),
+    ({"task": "translation", "inflection_target": "form"}, "--inflection_target=form: only for --task=inflection"),
 ])
 def test_flags_a_run_would_ignore_are_named_with_what_reads_them(flat, message):
     with pytest.raises(UserError, match="^" + message.replace("(", r"\(").replace(")", r"\)").replace("|", r"\|")):
@@ -129,5 +134,7 @@ def test_the_thesis_and_experiment_flags_are_read_by_their_runs():
                   "attention": "location", "attention_positions": 10},
                  {"model": "queue_lstm", "task": "transduction", "memory_width": 128, "pop_bias": -3.0},
                  {"model": "hard_attention", "task": "inflection", "feature_size": 100},
+                 {"model": "encdec", "task": "inflection", "bidirectional": True, "attention": "content",
+                  "attention_style": "luong", "inflection_target": "form"},
                  {"model": "rnnpbnmt", "cell": "lstm", "attention": "none", "memory_width": 256}):  # the defaults
         config_lib.check_applicable(flat, Config.from_flat(flat))

@@ -136,15 +136,18 @@ def test_a_bad_grammar_is_a_one_line_error_of_the_generator(tmp_path):
     assert proc.stderr.strip() == f"error: {tmp_path / 'bad.gr'}:2: weight 'one' is not a number"
 
 
-def test_a_bad_grammar_is_a_one_line_error_of_training_before_anything_is_read_or_written(tmp_path):
-    """nmt.py --grammar: a malformed rule names file and line, before the data (which does not exist here)."""
+def test_a_bad_grammar_is_a_one_line_error_of_training_before_a_run_is_written(tmp_path):
+    """nmt.py --grammar: a malformed rule names file and line, before the run's files are written."""
     (tmp_path / "bad.gr").write_text("1\tROOT\tS .\n1\tS\n")
+    for name in ("train", "dev"):
+        (tmp_path / f"{name}.src").write_text("the newt does sleep . quest\n")
+        (tmp_path / f"{name}.tgt").write_text("does the newt sleep ?\n")
+    files = [f"--{name}_set{n}={tmp_path / name}.{ext}" for name in ("train", "dev") for n, ext in ((1, "src"), (2, "tgt"))]
     proc = run_nmt("--do_training", "--task=question_formation", f"--grammar={tmp_path / 'bad.gr'}", "--model=encdec",
-                   *(f"--{name}={tmp_path / name}" for name in ("train_set1", "train_set2", "dev_set1", "dev_set2")),
-                   f"--working_dir={tmp_path / 'wd'}", check=False)
+                   *files, f"--working_dir={tmp_path / 'wd'}", check=False)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == f"error: {tmp_path / 'bad.gr'}:2: expected WEIGHT<TAB>LEFT<TAB>RIGHT, got 2 tab-separated fields\n"
-    assert not (tmp_path / "wd").exists()
+    assert not (tmp_path / "wd" / "hparams.json").exists()
 
 
 @pytest.mark.shared_data

@@ -1,5 +1,6 @@
-"""Every model and task resumes into the uninterrupted run: 1 epoch, stop, the same command to 2
-epochs equals 2 epochs at once (per-epoch perplexities to 1e-5, every saved variable to 1e-6).
+"""Every model and task resumes into the uninterrupted run: a run stopped after epoch 1, resumed
+by the same command to epoch 2, equals 2 epochs at once (per-epoch perplexities to 1e-5, every
+saved variable to 1e-6).
 
 How a run stops (SIGKILL, SIGTERM, Ctrl-C, a cap of --max_epochs) does not depend on the model:
 whatever stops it, the same command resumes from the epoch state checkpoint that
@@ -7,11 +8,12 @@ whatever stops it, the same command resumes from the epoch state checkpoint that
 the command line (bound RNNPB, encdec). What a model decides is what that checkpoint holds: all it
 trains (attention, memories' parameters, feature embeddings, encoders and learned refinement step
 sizes, each optimiser's slots) must be in it, and whatever it draws at random must come from the
-epoch's seeded generator, not from a state that a new process starts afresh. So each run here is
-stopped by --max_epochs, the cheapest way. The runs go through ``nmtcore.cli.main`` in this
-process rather than a new one per command (3 commands x 10 models would cost a TensorFlow start-up
-each): every command builds a new model and trainer from the working directory, as a new process
-does, and nothing of the previous command's model reaches it but what the directory holds.
+epoch's seeded generator, not from a state that a new process starts afresh. So no run here is
+killed: the uninterrupted run's directory is copied as soon as epoch 1 is saved (what a SIGKILL
+right then leaves), and the same command resumes the copy. The commands go through
+``nmtcore.cli.main`` in this process rather than a new one each (a TensorFlow start-up each):
+every command builds a new model and trainer from the working directory, as a new process does,
+and nothing of the previous command's model reaches it but what the directory holds.
 """
 
 import json
@@ -26,7 +28,7 @@ from nmtcore import cli, training
 from nmtcore.grammar import Grammar
 from nmtcore.questions import generate
 
-from helpers import models, tasks
+from helpers import SYNTHETIC_LEMMAS, inflection_examples, models, tasks
 from test_questions import TINY
 from test_resume import latest_variables
 
@@ -57,14 +59,8 @@ def reversal_files(out):
 
 
 def inflection_files(out):
-    """LEMMA<TAB>FEATURES<TAB>FORM lines: a suffix per feature bundle, an umlaut in some."""
-    rng = random.Random(4)
-    bundles = {"pos=V,num=SG": "t", "pos=V,num=PL": "en", "pos=V,tense=PST": "te"}
-    rows = []
-    for _ in range(28):
-        lemma = "".join(rng.choice("aoulmnrst") for _ in range(rng.randint(3, 6)))
-        features = rng.choice(sorted(bundles))
-        rows.append(f"{lemma}\t{features}\t{lemma.replace('a', 'ä')}{bundles[features]}")
+    """LEMMA<TAB>FEATURES<TAB>FORM lines of the tests' synthetic rules (``helpers``)."""
+    rows = ["\t".join((lemma, ",".join(tags), form)) for lemma, tags, form in inflection_examples(SYNTHETIC_LEMMAS[:10])]
     return [f"--train_set1={write(out / 'train', rows[:24])}", f"--dev_set1={write(out / 'dev', rows[24:])}"]
 
 
@@ -88,6 +84,9 @@ RUNS = {
     **{f"{kind}_lstm": ("transduction", [f"--model={kind}_lstm", *MEMORY], "model/network/pop")
        for kind in ("stack", "queue", "deque")},
     "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/"),
+    "encdec_soft_inflection": ("inflection", ["--model=encdec", *LAYERS, "--bidirectional", "--attention=content",
+                                              "--attention_style=luong", "--inflection_target=form",
+                                              "--max_trans_ratio=3"], "model/attention"),
     "hard_attention": ("inflection", ["--model=hard_attention", *LAYERS, "--feature_size=4", "--beam_size=1",
                                       "--max_trans_ratio=3"], "model/feature_embedding"),
     # B's encoder and refinement are trained only with --both_directions or --encoder_binding;
