@@ -74,15 +74,34 @@ def training_record(command, working_dir, stopped, budget):
 
 def run_test(command, working_dir, name):
     """Run a ``--do_testing`` command writing into ``working_dir``; return its testing_stats.json,
-    also kept as ``testing_stats_<name>.json`` and the outputs as ``test_trans_<name>.txt``
-    (each test writes testing_stats.json and test_trans.txt anew)."""
+    also kept as ``testing_stats_<name>.json`` (with the command) and the outputs as
+    ``test_trans_<name>.txt`` (each test writes testing_stats.json and test_trans.txt anew).
+
+    A kept test of the same command, newer than the run's last epoch, is returned as it is: a
+    finished cell run again (to add restarts, or after an interruption) re-tests nothing."""
+    kept = os.path.join(working_dir, f"testing_stats_{name}.json")
+    if is_current(kept, command, working_dir):
+        with open(kept) as f:
+            return {key: value for key, value in json.load(f).items() if key != "command"}
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, f"test_log_{name}.txt"), "w") as out:
         subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
-    for stem, ext in (("testing_stats", ".json"), ("test_trans", ".txt")):
-        shutil.copy(os.path.join(working_dir, stem + ext), os.path.join(working_dir, f"{stem}_{name}{ext}"))
+    shutil.copy(os.path.join(working_dir, "test_trans.txt"), os.path.join(working_dir, f"test_trans_{name}.txt"))
     with open(os.path.join(working_dir, "testing_stats.json")) as f:
-        return json.load(f)
+        stats = json.load(f)
+    with open(kept, "w") as f:
+        json.dump(dict(stats, command=command), f, indent=2)
+    return stats
+
+
+def is_current(kept, command, working_dir):
+    """Whether ``kept`` holds a test by ``command`` of the run's weights as they are now (it was
+    written after the run's last epoch; a directory without a training, e.g. an ensemble's, never)."""
+    trained = os.path.join(working_dir, "training_stats.json")
+    if not (os.path.isfile(kept) and os.path.isfile(trained)) or os.path.getmtime(kept) < os.path.getmtime(trained):
+        return False
+    with open(kept) as f:
+        return json.load(f).get("command") == command
 
 
 def relative(argument):

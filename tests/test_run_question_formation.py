@@ -164,7 +164,7 @@ def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usag
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.slow  # trains through the command line: two tiny restarts, 12 test runs
+@pytest.mark.slow  # trains through the command line: two tiny restarts, 8 test runs
 def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_again(tmp_path, monkeypatch):
     covered = shared_sets(tmp_path / "shared")
     monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=48 --dev=8 --test=8 --gen=8".split())
@@ -176,10 +176,11 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
                                            str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"))
     run(1)
     first = tmp_path / "work" / "question_formation" / "srn_location" / "seed1"
-    stamp = (first / "training_stats.json").stat().st_mtime_ns
+    stamps = [(first / name).stat().st_mtime_ns for name in ("training_stats.json", "testing_stats_dev.json")]
     cell = run(2)
     assert [flag(m.split(), "seed") for m in logged if "--do_training" in m] == ["1", "2"]  # seed 1 trained once
-    assert (first / "training_stats.json").stat().st_mtime_ns == stamp
+    # ... and tested once: its kept tests are of its weights as they are
+    assert [(first / name).stat().st_mtime_ns for name in ("training_stats.json", "testing_stats_dev.json")] == stamps
     assert [(r["seed"], r["stopped"], r["epochs"]) for r in cell["restarts"]] == [(1, "finished", 1), (2, "finished", 1)]
     assert cell["median"]["restart"] == runner.median_restart(cell["restarts"])["seed"]
     for r in cell["restarts"]:

@@ -1,0 +1,39 @@
+"""What the run scripts share: a kept test is reused only while it is of the run's weights and command."""
+
+import json
+import os
+import sys
+
+from helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "run_scripts"))
+import budgeted_runs  # noqa: E402
+
+COMMAND = ["/no/such/python", "nmt.py", "--do_testing", "--test_set=dev.src", "--working_dir=w"]
+
+
+def keep(working_dir, command, trained_at, tested_at):
+    """A run trained (its last epoch written) at ``trained_at`` and tested by ``command`` at ``tested_at``."""
+    trained, kept = working_dir / "training_stats.json", working_dir / "testing_stats_dev.json"
+    trained.write_text("{}")
+    kept.write_text(json.dumps({"accuracy": 0.5, "command": command}))
+    os.utime(trained, (trained_at, trained_at))
+    os.utime(kept, (tested_at, tested_at))
+    return str(kept)
+
+
+def test_a_kept_test_is_current_only_for_the_same_command_after_the_last_epoch(tmp_path):
+    assert budgeted_runs.is_current(keep(tmp_path, COMMAND, 100, 200), COMMAND, str(tmp_path))
+    assert not budgeted_runs.is_current(keep(tmp_path, COMMAND, 300, 200), COMMAND, str(tmp_path))  # trained on since
+    other = [*COMMAND, "--beam_size=5"]
+    assert not budgeted_runs.is_current(keep(tmp_path, other, 100, 200), COMMAND, str(tmp_path))
+    kept = keep(tmp_path, COMMAND, 100, 200)
+    os.remove(tmp_path / "training_stats.json")  # an ensemble's directory: no training of its own
+    assert not budgeted_runs.is_current(kept, COMMAND, str(tmp_path))
+
+
+def test_a_current_kept_test_is_returned_without_running_anything(tmp_path):
+    keep(tmp_path, COMMAND, 100, 200)
+    # The command would fail if it ran (no such program), so returning means it did not.
+    stats = budgeted_runs.run_test(COMMAND, str(tmp_path), "dev")
+    assert stats == {"accuracy": 0.5}
