@@ -29,11 +29,11 @@ venv: $(VENV)/installed
 	@echo "stack: $$(cat $(VENV)/installed) ($(VENV), requirements/$(STACK).txt)"
 
 test: venv lint
-	$(PYTHON) -m pytest -q -n 2 --dist loadgroup tests
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile tests
 
 # The unit tests only: no test that trains through the command line (marker "slow").
 test-fast: venv lint
-	$(PYTHON) -m pytest -q -n 2 --dist loadgroup -m "not slow" tests
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not slow" tests
 
 lint: venv
 	$(PYTHON) -m ruff check .

@@ -32,26 +32,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("shared_data") and not SHARED_DATA.is_dir():
             item.add_marker(pytest.mark.skip(reason=f"needs the shared data sets at {SHARED_DATA}"))
-        if uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
     longest_files_first(items)
 
 
-def uses_a_module_fixture(item):
-    """Whether ``item`` uses a fixture built once per test file (a model trained for the file).
-
-    ``make test`` hands tests one by one to whichever of its two workers is free
-    (``--dist loadgroup``), so that both finish together; the tests of such a file go to one
-    worker as a group, so that the model is trained once, not once per worker.
-    """
-    definitions = getattr(item, "_fixtureinfo", None)
-    return definitions is not None and any(
-        d.scope == "module" for defs in definitions.name2fixturedefs.values() for d in defs)
-
-
 def longest_files_first(items):
-    """Order the files by their number of slow tests, most first (stable within a file): the
-    long tests start first, and the short ones fill in at the end."""
+    """Order the files by their number of slow tests, most first (stable within a file).
+
+    ``make test`` hands whole files to its two workers (``--dist loadfile``) in this order; when the
+    longest files start first, no worker is left alone with a long file at the end.
+    """
     slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
     items.sort(key=lambda item: -slow[item.path])
 
