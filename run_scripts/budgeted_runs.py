@@ -80,9 +80,9 @@ def run_test(command, working_dir, name):
     A kept test of the same command, newer than the run's last epoch, is returned as it is: a
     finished cell run again (to add restarts, or after an interruption) re-tests nothing."""
     kept = os.path.join(working_dir, f"testing_stats_{name}.json")
-    if is_current(kept, command, working_dir):
-        with open(kept) as f:
-            return {key: value for key, value in json.load(f).items() if key != "command"}
+    current = current_test(kept, command, working_dir)
+    if current is not None:
+        return current
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, f"test_log_{name}.txt"), "w") as out:
         subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
@@ -94,14 +94,18 @@ def run_test(command, working_dir, name):
     return stats
 
 
-def is_current(kept, command, working_dir):
-    """Whether ``kept`` holds a test by ``command`` of the run's weights as they are now (it was
-    written after the run's last epoch; a directory without a training, e.g. an ensemble's, never)."""
+def current_test(kept, command, working_dir):
+    """The statistics in ``kept`` if it holds a test by ``command`` of the run's weights as they
+    are now (it was written after the run's last epoch; a directory without a training, e.g. an
+    ensemble's, never has one); else None."""
     trained = os.path.join(working_dir, "training_stats.json")
     if not (os.path.isfile(kept) and os.path.isfile(trained)) or os.path.getmtime(kept) < os.path.getmtime(trained):
-        return False
+        return None
     with open(kept) as f:
-        return json.load(f).get("command") == command
+        stats = json.load(f)
+    if stats.pop("command", None) != command:
+        return None
+    return stats
 
 
 def relative(argument):

@@ -23,13 +23,13 @@ def keep(working_dir, command, trained_at, tested_at):
 
 
 def test_a_kept_test_is_current_only_for_the_same_command_after_the_last_epoch(tmp_path):
-    assert budgeted_runs.is_current(keep(tmp_path, COMMAND, 100, 200), COMMAND, str(tmp_path))
-    assert not budgeted_runs.is_current(keep(tmp_path, COMMAND, 300, 200), COMMAND, str(tmp_path))  # trained on since
+    assert budgeted_runs.current_test(keep(tmp_path, COMMAND, 100, 200), COMMAND, str(tmp_path)) == {"accuracy": 0.5}
+    assert budgeted_runs.current_test(keep(tmp_path, COMMAND, 300, 200), COMMAND, str(tmp_path)) is None  # trained on since
     other = [*COMMAND, "--beam_size=5"]
-    assert not budgeted_runs.is_current(keep(tmp_path, other, 100, 200), COMMAND, str(tmp_path))
+    assert budgeted_runs.current_test(keep(tmp_path, other, 100, 200), COMMAND, str(tmp_path)) is None
     kept = keep(tmp_path, COMMAND, 100, 200)
     os.remove(tmp_path / "training_stats.json")  # an ensemble's directory: no training of its own
-    assert not budgeted_runs.is_current(kept, COMMAND, str(tmp_path))
+    assert budgeted_runs.current_test(kept, COMMAND, str(tmp_path)) is None
 
 
 def test_a_current_kept_test_is_returned_without_running_anything(tmp_path):
