@@ -14,7 +14,6 @@ near the end" from "wrong from the start".
 
 import numpy as np
 import sacrebleu
-from sacremoses import MosesDetokenizer
 
 from nmtcore.alignment import levenshtein
 
@@ -36,6 +35,8 @@ def bleu(hypotheses, references):
 
 def detokenized_bleu(hypotheses, references, lang):
     """Standard sacreBLEU on detokenized text, with its signature, as a comparable second figure."""
+    from sacremoses import MosesDetokenizer  # here: its import compiles regexes for most of a second
+
     detok = MosesDetokenizer(lang=lang)
     hyps = [detok.detokenize(h.split()) for h in hypotheses]
     refs = [detok.detokenize(r.split()) for r in references]

@@ -1,12 +1,21 @@
 """Figures for ``--analyze``: matplotlib without a display, and PCA by numpy SVD."""
 
+import functools
 import os
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # no display on servers and CI; must precede the pyplot import
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+
+@functools.cache
+def pyplot():
+    """matplotlib.pyplot, imported at the first figure: every command imports this module, few
+    draw, and the import costs most of a second."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on servers and CI; must precede the pyplot import
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def pca(points, components=2):
@@ -23,7 +32,7 @@ def pca(points, components=2):
 
 def figure(title, xlabel, ylabel, rows=1):
     """A titled figure of ``rows`` stacked axes sharing x; returns (figure, list of axes)."""
-    fig, axes = plt.subplots(rows, 1, figsize=(7, 3.2 * rows + 1.3), sharex=True, squeeze=False)
+    fig, axes = pyplot().subplots(rows, 1, figsize=(7, 3.2 * rows + 1.3), sharex=True, squeeze=False)
     axes = list(axes[:, 0])
     fig.suptitle(title)
     axes[-1].set_xlabel(xlabel)
@@ -40,5 +49,5 @@ def save(fig, out_dir, name):
     """Write ``fig`` as ``out_dir/name`` (PNG) and free it; returns ``name``."""
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, name), dpi=100)
-    plt.close(fig)
+    pyplot().close(fig)
     return name

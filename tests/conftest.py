@@ -10,6 +10,7 @@ import os
 
 import pytest
 from hypothesis import settings
+from xdist.scheduler import LoadFileScheduling
 
 from helpers import SHARED_DATA, run_nmt, train_args
 
@@ -43,6 +44,28 @@ def longest_files_first(items):
     """
     slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
     items.sort(key=lambda item: -slow[item.path])
+
+
+class FilesInCollectionOrder(LoadFileScheduling):
+    """``--dist loadfile`` handing out files in the order of the collection (longest_files_first).
+
+    xdist's own hands out the files with the most tests first, whatever their cost: our costliest
+    files have few tests (test_resume.py 3, test_distribute.py 2), so they started last and one
+    worker ran them alone at the end.
+    """
+
+    def _assign_work_unit(self, node):
+        position = {nodeid: i for i, nodeid in enumerate(self.collection)}
+        first = min(self.workqueue, key=lambda scope: position[next(iter(self.workqueue[scope]))])
+        self.workqueue.move_to_end(first, last=False)
+        super()._assign_work_unit(node)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, not called without it
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadfile":
+        return FilesInCollectionOrder(config, log)
+    return None
 
 
 @pytest.fixture(scope="session")

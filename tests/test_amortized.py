@@ -63,11 +63,11 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 2, "self_loss": 0.0},
     {"pb_prior": 0.1},
 ])
-@pytest.mark.slow  # 4 epochs of a tiny model, each option (10-25 s of CPU with tracing)
+@pytest.mark.slow  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
 def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
     src, tgt = corpus(64)
     trainer = Trainer(build(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
-                            embedding_size=8, units=16, **changes))
+                            embedding_size=8, units=16, num_layers=1, **changes))
     translator = translator_of(trainer.model)
     before = translator.dev_perplexity(src[:16], tgt[:16])
     for epoch in range(4):
@@ -138,11 +138,11 @@ def reverse_cross_entropy(model, src, tgt):
     return float(tf.reduce_sum(model.lm_a.sentence_losses(batch["src"], pb)[0]))
 
 
-@pytest.mark.slow  # 4 epochs both ways through the unrolled steps (about 40 s of CPU)
+@pytest.mark.slow  # 4 epochs both ways through one unrolled step (about 15 s of CPU, most of it tracing)
 def test_both_directions_trains_b_to_a_translation_too():
     src, tgt = corpus(64)
-    model = build(learning_rate=0.01, num_train=64, embedding_size=8, units=16, amortize="encoder",
-                  refine_steps=2, both_directions=True)
+    model = build(learning_rate=0.01, num_train=64, embedding_size=8, units=16, num_layers=1,
+                  amortize="encoder", refine_steps=1, both_directions=True)
     before = reverse_cross_entropy(model, src[:16], tgt[:16])
     trainer = Trainer(model)
     for epoch in range(4):

@@ -1,4 +1,5 @@
-"""The command line as users run it: training, testing, querying, and its errors."""
+"""The command line as users run it: training, testing, querying, and its errors (test_cli_runs.py:
+those of runs that train their own working directory)."""
 
 import json
 
@@ -11,7 +12,7 @@ from nmtcore import workdir
 from nmtcore.data import encode_all, read_sentences
 from nmtcore.metrics import bleu
 
-from helpers import SHARED_DATA, models, run_nmt, train_args, translator_of
+from helpers import models, run_nmt, train_args, translator_of
 
 
 def test_training_writes_a_complete_working_directory(trained_encdec):
@@ -135,26 +136,6 @@ def test_device_gpu_without_a_gpu_is_refused(tmp_path):
     assert proc.returncode == 1 and "--device=gpu: TensorFlow sees no GPU" in proc.stderr
 
 
-@pytest.mark.slow
-def test_bad_data_files_give_one_line_errors(tmp_path, demo_data):
-    short = tmp_path / "short.de"
-    short.write_text("Nur eine Zeile .\n", encoding="utf-8")
-    proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), f"--train_set2={short}", check=False)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "has 400 lines but" in proc.stderr and "short.de has 1" in proc.stderr
-    proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), f"--dev_set1={tmp_path}/missing.en",
-                   check=False)
-    assert proc.returncode == 1 and "missing.en: no such file" in proc.stderr
-
-
-@pytest.mark.slow
-def test_a_file_as_working_dir_gives_a_one_line_error(tmp_path, demo_data):
-    (tmp_path / "wd").write_text("not a directory\n")
-    proc = run_nmt(*train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), check=False)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: ") and "wd" in proc.stderr and len(proc.stderr.splitlines()) == 1
-
-
 def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     # Not --do_testing's outputs, nor the lock file, which names the last process that trained or tried to.
     before = {p: p.read_bytes() for p in trained_encdec.rglob("*") if p.is_file()
@@ -165,86 +146,3 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     proc = run_nmt(*train_args(demo_data, trained_encdec, "--model=rnnpbnmt"), check=False)
     assert proc.returncode == 1 and "another configuration: --model" in proc.stderr
     assert {p: p.read_bytes() for p in before} == before
-
-
-def run_files(working_dir):
-    """Every file of a run, but the lock file: --start_over moves it along, naming the new process."""
-    return {p.relative_to(working_dir): p.read_bytes() for p in working_dir.rglob("*") if p.is_file() and p.name != ".lock"}
-
-
-@pytest.mark.slow
-def test_start_over_moves_the_old_run_aside(demo_data, tmp_path):
-    wd = tmp_path / "wd"
-    small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
-    run_nmt(*train_args(demo_data, wd, *small))
-    old = run_files(wd)
-    bad = [a if not a.startswith("--train_set2") else "--train_set2=missing.de" for a in train_args(demo_data, wd)]
-    proc = run_nmt(*bad, *small, "--start_over", check=False)
-    assert proc.returncode == 1 and "missing.de: no such file" in proc.stderr
-    assert not (tmp_path / "wd.previous-1").exists()  # bad data: the old run stays where it was
-    proc = run_nmt(*train_args(demo_data, wd, *small, "--learning_rate=0.02"), "--start_over")
-    assert f"the previous run is now {tmp_path / 'wd.previous-1'}" in proc.stdout
-    kept = tmp_path / "wd.previous-1"
-    assert run_files(kept) == old
-    assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02
-
-
-@pytest.mark.slow
-def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, tmp_path):
-    wd = tmp_path / "wd"
-    small = ["--model=encdec", "--units=8", "--embedding_size=8"]
-    run_nmt(*train_args(demo_data, wd, *small, "--max_epochs=1"))
-    hparams = json.loads((wd / "hparams.json").read_text())
-    del hparams["dev_every"]  # as written before --dev_every existed
-    (wd / "hparams.json").write_text(json.dumps(hparams))
-    proc = run_nmt(*train_args(demo_data, wd, *small, "--max_epochs=2"))
-    assert "resuming" in proc.stdout and "epoch 2: train ppl" in proc.stdout and "not measured" not in proc.stdout
-
-
-THESIS_TRAINING = ["--do_training", "--embedding_size=128", "--units=256", "--num_layers=2", "--learning_rate=0.001",
-                   "--batch_size=64", "--max_trans_ratio=1.5", "--gradient_clip=1.0", "--beam_size=10"]
-LISTINGS = {  # the thesis's appendix listings, as printed
-    "listing1_autoencode": ("autoenc/easy20000", "en", [
-        "--early_stopping_steps=10", "--num_PB=128", "--pb_learning_rate=0.01", "--max_recog_epochs=500",
-        "--model=rnnpbnmt", "--autoencode", "--bind_hard", "--binding_strength=1.0"]),
-    "listing4_bound_en_de": ("easy/easy20000", "de", [
-        "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--pb_learning_rate=0.01",
-        "--binding_strength=1.0", "--bind_hard", "--max_recog_epochs=100", "--num_PB=1024", "--p_reset=0.10",
-        "--dropout=0.40", "--model=rnnpbnmt"]),
-    "listing4_seq2seq_en_de": ("easy/easy20000", "de", [
-        "--early_stopping_steps=20", "--vocab1_max=30000", "--vocab2_max=30000", "--reverse_source",
-        "--model=encdec"]),
-}
-
-
-@pytest.mark.parametrize("listing", sorted(LISTINGS))
-@pytest.mark.slow
-@pytest.mark.shared_data
-def test_thesis_listings_run_unchanged(listing, tmp_path):
-    """Each listing on the thesis data, shrunk to one small epoch, trains and tests."""
-    folder, target, flags = LISTINGS[listing]
-    data = SHARED_DATA / folder
-    wd = tmp_path / "run"
-    wd.mkdir()  # the listings create their working directories first
-    run_nmt(*THESIS_TRAINING, *flags, f"--train_set1={data}/train.en", f"--train_set2={data}/train.{target}",
-            f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.{target}", f"--working_dir={wd}",
-            # shrunk for the test:
-            "--max_epochs=1", "--units=16", "--embedding_size=8", "--batch_size=256", "--max_recog_epochs=3")
-    proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={data}/test.en", f"--working_dir={wd}")
-    stats = json.loads((wd / "testing_stats.json").read_text())
-    assert "BLEU = " in proc.stdout and stats["sentences"] == 2000
-    assert stats["reference"].endswith(f"test.{target}")
-
-
-@pytest.mark.slow
-def test_same_seed_same_run(demo_data, tmp_path):
-    runs = []
-    for name in ("a", "b"):
-        wd = tmp_path / name
-        run_nmt(*train_args(demo_data, wd, "--model=encdec", "--max_epochs=1", "--seed=5", "--dropout=0.3"))
-        run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={wd}", "--beam_size=2")
-        stats = json.loads((wd / "training_stats.json").read_text())
-        runs.append(([(e["train_perplexity"], e["dev_perplexity"]) for e in stats["epochs"]],
-                     (wd / "test_trans.txt").read_text()))
-    assert runs[0] == runs[1]
-

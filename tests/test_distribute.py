@@ -33,7 +33,7 @@ rng = np.random.default_rng(0)
 src = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(64)]
 tgt = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(64)]
 vocab = Vocabulary([f"w{i}" for i in range(30)])
-config = tiny_config(model="rnnpbnmt", num_train=64, binding_strength=1.0, max_recog_epochs=5)
+config = tiny_config(model="rnnpbnmt", num_train=64, binding_strength=1.0, max_recog_epochs=5, num_layers=1)
 
 def build(**changes):
     return Trainer(BoundRNNPB(config.replace(**changes), vocab, vocab))

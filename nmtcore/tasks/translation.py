@@ -8,8 +8,6 @@ sentences of each source-length bucket (issue 16: does a model fail on long sent
 
 import os
 
-from sacremoses import MosesDetokenizer, MosesTokenizer
-
 from nmtcore import corpus
 from nmtcore.data import read_sentences
 from nmtcore.errors import UserError
@@ -104,10 +102,14 @@ class TranslationTask:
 
     def tokenize(self, lines, language):
         """Raw sentences -> token lists, Moses-tokenized (and escaped) like the training data."""
+        from sacremoses import MosesTokenizer  # at first use: its import takes most of a second
+
         tokenizer = MosesTokenizer(lang=language)
         return [tokenizer.tokenize(line, escape=True) for line in lines]
 
     def detokenize(self, outputs, language):
         """Token lists -> raw sentences."""
+        from sacremoses import MosesDetokenizer
+
         detokenizer = MosesDetokenizer(lang=language)
         return [detokenizer.detokenize(tokens) for tokens in outputs]
