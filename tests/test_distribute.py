@@ -91,7 +91,7 @@ def free_ports(n):
 
 
 def test_two_workers_train_the_single_process_model(demo_data, tmp_path):
-    flags = ["--model=rnnpbnmt", "--num_PB=8", "--max_epochs=2", "--max_recog_epochs=5"]
+    flags = ["--model=rnnpbnmt", "--num_PB=8", "--max_epochs=2", "--max_recog_epochs=5", "--num_layers=1"]
     run_nmt(*train_args(demo_data, tmp_path / "single", *flags))
     workers = [f"localhost:{port}" for port in free_ports(2)]
     procs = [subprocess.Popen(
