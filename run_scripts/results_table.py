@@ -120,7 +120,7 @@ def inflection_table(cells):
     for collection, spec in COLLECTIONS.items():
         paper = INFLECTION_PAPER[collection]
         lines += [f"#### {collection}", "",
-                  "| set | model | single | vote (models) | paper (that model) | vote: mean Levenshtein | "
+                  "| set | model | single | vote (models) | paper (that model) | mean Levenshtein (vote, else single) | "
                   "epochs (best) per model | train s per model | predictions of |", "|---|" + "---|" * 8]
         ours = {kind: [] for kind in MODELS}
         for name in spec["sets"]:
@@ -149,13 +149,14 @@ def inflection_row(c, name, kind, paper, ours):
     accuracy it counts in the average to ``ours``."""
     if c is None:
         return f"| {name} | {kind} | not run yet | – | {paper} | – | – | – | – |"
-    vote = c["ensemble"] or {}
-    ours.append(vote.get("accuracy", c["members"][0]["dev"]["accuracy"]))
+    vote, single = c["ensemble"] or {}, c["members"][0]["dev"]
+    ours.append(vote.get("accuracy", single["accuracy"]))
+    voted = f"**{percent(vote['accuracy'])}**" if vote else "–"
     runs = ", ".join(f"{m['epochs']} ({m['best_epoch']})" + ("*" if m["stopped"] == "time budget" else "")
                      for m in c["members"])
     return (f"| {name} | {kind} | {percent(c['members'][0]['dev']['accuracy'])} | "
-            f"**{percent(vote.get('accuracy'))}** ({len(c['members'])}) | {paper} | "
-            f"{fmt(vote.get('mean_levenshtein'), 3)} | {runs} | "
+            f"{voted} ({len(c['members'])}) | {paper} | "
+            f"{fmt(vote.get('mean_levenshtein', single['mean_levenshtein']), 3)} | {runs} | "
             f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {c['predictions']['configuration']} |")
 
 

@@ -157,6 +157,16 @@ def test_a_recorded_set_sits_beside_the_papers_figures_and_the_others_say_not_ru
     assert cell["members"][1]["train_command"] in text and cell["predictions"]["test_command"] in text and "Why." in text
 
 
+def test_a_set_of_one_model_shows_no_vote_and_the_single_models_edit_distance(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "german")
+    fake({"seed1": 0.5})
+    cell = dict(run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"), 1,
+                                       600, print, results=str(tmp_path / "results")), note="")
+    assert cell["ensemble"] is None
+    row = next(line for line in results_table.inflection_table([cell]) if line.startswith("| german | hard |"))
+    assert [c.strip() for c in row.strip("|").split("|")][2:6] == ["50.00", "– (1)", "96.58", "0.250"]
+
+
 def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_beside_the_hard_one(tmp_path, fake):
     fake_layout(tmp_path / "data", "sigmorphon2016", "navajo")
     runs = fake({"seed1": 0.5, "seed2": 0.75, "ensemble": 0.8})
