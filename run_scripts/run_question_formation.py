@@ -100,7 +100,7 @@ def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS):
         os.makedirs(os.path.dirname(kept), exist_ok=True)
         shutil.copy(os.path.join(base, f"seed{middle['restart']}", f"test_trans_{name}_covered.txt"), kept)
         predictions[name] = os.path.relpath(kept, ROOT)
-    return {"cell": cell, "generate_command": shown(["python3", *generated[1:]]), "train_seconds_budget": budget,
+    return {"cell": cell, "generate_command": shown(generated), "train_seconds_budget": budget,
             "restarts": recorded, "median": middle, "predictions": predictions, "machine": machine(),
             "date": time.strftime("%Y-%m-%d")}
 

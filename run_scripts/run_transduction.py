@@ -32,10 +32,12 @@ TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
 
 
 def generate(task, data):
-    """The task's files, written once: they depend on GENERATE alone."""
+    """The task's files, written once: they depend on GENERATE alone; the command."""
+    command = [sys.executable, os.path.join(ROOT, "data", "generate_transduction.py"), f"--task={task}",
+               f"--out={data}", *GENERATE]
     if not os.path.isfile(os.path.join(data, "test_long.tgt")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "data", "generate_transduction.py"), f"--task={task}",
-                        f"--out={data}", *GENERATE], check=True)
+        subprocess.run(command, check=True)
+    return command
 
 
 def train_command(model, data, working_dir):
@@ -53,14 +55,13 @@ def test(data, working_dir, name):
 def run_cell(task, model, work, log):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     working_dir = os.path.abspath(os.path.join(work, "transduction", task, model))
-    generate(task, data)
+    generated = generate(task, data)
     train = train_command(model, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
     stopped = train_within_budget(train, working_dir, TRAIN_SECONDS, log)
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
-    cell = {"task": task, "model": model, "generate_command": shown(
-                ["python3", "data/generate_transduction.py", f"--task={task}", f"--out={data}", *GENERATE]),
+    cell = {"task": task, "model": model, "generate_command": shown(generated),
             "train_command": shown(train), "stopped": "time budget" if stopped else "finished",
             "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
             "best_dev_perplexity": stats["best_dev_perplexity"], "train_seconds": round(stats["total_seconds"]),
