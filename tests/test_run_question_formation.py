@@ -115,7 +115,7 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
         assert kept.read_text().splitlines() == [f"{line}\tseed3" for line in covered[name]]
         assert cell["predictions"][name] == os.path.relpath(kept, ROOT)
     assert cell["restarts"][1]["test_covered"]["sentences"] == len(covered["test"])
-    assert "--data_dir=" in cell["generate_command"] and cell["generate_command"].startswith("python3 ")
+    assert "--data_dir=" in cell["generate_command"] and cell["generate_command"].split()[0] == runner.shown([sys.executable])
 
 
 def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_medians(tmp_path, monkeypatch):
