@@ -154,7 +154,7 @@ def inflection_row(c, name, kind, paper, ours):
     voted = f"**{percent(vote['accuracy'])}**" if vote else "–"
     runs = ", ".join(f"{m['epochs']} ({m['best_epoch']})" + ("*" if m["stopped"] == "time budget" else "")
                      for m in c["members"])
-    return (f"| {name} | {kind} | {percent(c['members'][0]['dev']['accuracy'])} | "
+    return (f"| {name} | {kind} | {percent(single['accuracy'])} | "
             f"{voted} ({len(c['members'])}) | {paper} | "
             f"{fmt(vote.get('mean_levenshtein', single['mean_levenshtein']), 3)} | {runs} | "
             f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {c['predictions']['configuration']} |")
