@@ -22,10 +22,16 @@ from nmtcore import training, workdir  # noqa: E402
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
 
 
-def progress(working_dir):
-    """(the run's training statistics or None, whether it is finished)."""
+def progress(working_dir, command=()):
+    """(the run's training statistics or None, whether it is finished). A ``--max_epochs`` in the
+    training ``command`` counts instead of the saved one, as for nmt.py: a run that reached its
+    cap goes on under a larger one."""
     stats = training.load_stats(working_dir) if workdir.is_trained(working_dir) else None
-    return stats, bool(stats) and training.is_finished(stats, workdir.load_config(working_dir, nmt.models()))
+    if not stats:
+        return stats, False
+    config = workdir.load_config(working_dir, nmt.models())
+    capped = [int(a.split("=", 1)[1]) for a in command if a.startswith("--max_epochs=")]
+    return stats, training.is_finished(stats, config.replace(max_epochs=capped[-1]) if capped else config)
 
 
 def remaining_seconds(stats, budget):
@@ -39,7 +45,7 @@ def remaining_seconds(stats, budget):
 def train_within_budget(command, working_dir, budget, log):
     """Train (or resume) until the run finishes or ``budget`` seconds are spent; True if the budget
     stopped it."""
-    stats, finished = progress(working_dir)
+    stats, finished = progress(working_dir, command)
     left = 0 if finished else remaining_seconds(stats, budget)
     if left <= 0:
         return not finished

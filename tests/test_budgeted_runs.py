@@ -9,6 +9,8 @@ from helpers import ROOT
 sys.path.insert(0, str(ROOT / "run_scripts"))
 import budgeted_runs  # noqa: E402
 
+from nmtcore.config import Config  # noqa: E402
+
 COMMAND = ["/no/such/python", "nmt.py", "--do_testing", "--test_set=dev.src", "--working_dir=w"]
 
 
@@ -37,3 +39,15 @@ def test_a_current_kept_test_is_returned_without_running_anything(tmp_path):
     # The command would fail if it ran (no such program), so returning means it did not.
     stats = budgeted_runs.run_test(COMMAND, str(tmp_path), "dev")
     assert stats == {"accuracy": 0.5}
+
+
+def test_a_run_that_reached_its_cap_goes_on_under_a_larger_one_in_the_command(tmp_path):
+    (tmp_path / "hparams.json").write_text(json.dumps(Config().replace(max_epochs=2, early_stopping_steps=5).to_flat()))
+    (tmp_path / "training_stats.json").write_text(json.dumps(
+        {"epochs": [{"seconds": 5}] * 2, "best_epoch": 2, "best_dev_perplexity": 3.0, "waited": 0, "total_seconds": 10}))
+    assert budgeted_runs.progress(str(tmp_path))[1]
+    assert budgeted_runs.progress(str(tmp_path), ["nmt.py", "--max_epochs=2"])[1]
+    assert not budgeted_runs.progress(str(tmp_path), ["nmt.py", "--do_training", "--max_epochs=4"])[1]
+    stats = json.loads((tmp_path / "training_stats.json").read_text())
+    (tmp_path / "training_stats.json").write_text(json.dumps(dict(stats, waited=5)))  # stopped early: stays stopped
+    assert budgeted_runs.progress(str(tmp_path), ["nmt.py", "--max_epochs=4"])[1]
