@@ -87,6 +87,11 @@ class ModelConfig:
                                1, 1e5, legacy=256, only=MEMORY_LSTMS)
     pop_bias: float = option(-1.0, "memory LSTMs: initial bias of the pop strengths (negative: pop little "
                              "at first)", -1e3, 1e3, legacy=-1.0, only=MEMORY_LSTMS)
+    deque_biases: str = option(
+        "same", "deque_lstm: initial push/pop biases of its two ends: same (each pushes at bias 0 and pops at "
+        "--pop_bias) or per_end (the top pushes at 0 and pops at -3, the bottom pushes at -3 and pops at "
+        "--pop_bias: at first the deque acts as a queue, so reads at the bottom see the source from the start)",
+        choices=("same", "per_end"), legacy="same", only=("model", ("deque_lstm",)))
     # The hard-attention transducer's; older runs have no features.
     feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "
                                     "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100,

@@ -14,7 +14,10 @@ The pop bias b_u starts at ``pop_bias`` (negative), so that an untrained control
 and what it pushes survives long enough for the gradient to learn to use it. The paper refers to
 its supplementary Appendix B for this; the copy of the paper the project has stops at §6 without
 the appendices, so the default -1 (u_0 = sigmoid(-1) = 0.27) is our choice, not the paper's
-figure: set ``pop_bias`` to the paper's value when it is known.
+figure: set ``pop_bias`` to the paper's value when it is known. The push bias b_d starts at
+``push_bias`` (0: d_0 = 0.5). Either is one number for every head or one per head (the deque's:
+top, bottom), since a deque whose two ends start alike reads at each end only that end's last
+pushes (see ``memorylstm/model.py``, ``--deque_biases``).
 """
 
 from typing import NamedTuple
@@ -38,16 +41,17 @@ class MemoryLSTM(tf.keras.layers.Layer):
     values have ``memory_width`` units (the paper's "embedding size" m, 256 in §4.4); outputs have
     ``output_size`` units (default ``units``)."""
 
-    def __init__(self, units, memory_width, kind="stack", output_size=None, pop_bias=-1.0, **kwargs):
+    def __init__(self, units, memory_width, kind="stack", output_size=None, pop_bias=-1.0, push_bias=0.0, **kwargs):
         super().__init__(**kwargs)
         self.units, self.memory_width = units, memory_width
         self.output_size = output_size or units
         self.memory = Memory(kind)
         heads = len(self.memory.heads)
         self.lstm = StackedRNN(units, 1)
-        self.push = tf.keras.layers.Dense(heads, activation="sigmoid", name="push")
+        self.push = tf.keras.layers.Dense(heads, activation="sigmoid", name="push",
+                                          bias_initializer=_per_head(push_bias, heads))
         self.pop = tf.keras.layers.Dense(heads, activation="sigmoid", name="pop",
-                                         bias_initializer=tf.keras.initializers.Constant(pop_bias))
+                                         bias_initializer=_per_head(pop_bias, heads))
         self.value = tf.keras.layers.Dense(heads * memory_width, activation="tanh", name="value")
         self.out = tf.keras.layers.Dense(self.output_size, activation="tanh", name="output")
 
@@ -108,6 +112,15 @@ class MemoryLSTM(tf.keras.layers.Layer):
         outputs = tf.TensorArray(inputs.dtype, size=steps)
         _, final, outputs = tf.while_loop(lambda t, *_: t < steps, body, (tf.constant(0), state, outputs))
         return tf.transpose(outputs.stack(), [1, 0, 2]), final
+
+
+def _per_head(bias, heads):
+    """An initializer of ``heads`` biases from one number (every head's) or one per head."""
+    biases = [float(bias)] * heads if isinstance(bias, (int, float)) else [float(b) for b in bias]
+    if len(biases) != heads:
+        raise ValueError(f"{len(biases)} initial biases for {heads} heads")
+    return tf.keras.initializers.Constant(biases)
+
 
 def _keep_where_inactive(active, new, old):
     """The LSTM state and reads of ``new`` for the sequences where ``active`` (B,) is True, of

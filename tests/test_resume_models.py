@@ -84,7 +84,7 @@ RUNS = {
     "encdec_gru_content": ("translation", ["--model=encdec", *LAYERS, "--cell=gru", "--attention=content"], "model/attention"),
     "encdec_srn_location_questions": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
                                                              "--attention_positions=8"], "model/attention"),
-    "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY], "model/network/pop"),
+    "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end"], "model/network/pop"),
     "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/"),
     "encdec_soft_inflection": ("inflection", ["--model=encdec", *LAYERS, "--bidirectional", "--attention=content",
                                               "--attention_style=luong", "--inflection_target=form",
