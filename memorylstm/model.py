@@ -96,8 +96,7 @@ class MemoryLSTMTransducer(ReadThenGenerate):
         super().__init__(config, vocab1, vocab2)
 
     def make_network(self, p):
-        kind = p.model.removesuffix("_lstm")
-        return MemoryLSTM(p.units, p.memory_width, kind, name=f"{kind}_lstm", **initial_biases(p))
+        return memory_network(p)
 
     def initial_state(self, batch, steps):
         return self.network.initial_state(batch, steps)
@@ -106,18 +105,21 @@ class MemoryLSTMTransducer(ReadThenGenerate):
         return self.network(inputs, mask=mask, initial_state=state)
 
 
+def memory_network(p):
+    """The MemoryLSTM of model configuration ``p`` (``--model``, ``--units``, ``--memory_width``
+    and the initial biases)."""
+    kind = p.model.removesuffix("_lstm")
+    return MemoryLSTM(p.units, p.memory_width, kind, name=f"{kind}_lstm", **initial_biases(p))
+
+
 def initial_biases(p):
     """The push and pop biases a memory LSTM starts from (per head: the deque's top, then bottom).
 
-    ``--deque_biases=same``: both of the deque's ends push half (d = sigmoid(0)) and pop a little
-    at every step, so each end's read sees only its own end's last two or three pushes, and the
-    source, pushed at both ends before the target's first step, lies behind more than a read's
-    strength of 1 at both: its read weights, and so its gradients, are 0, and copying and
-    reversal stall (copy, 128 units: dev perplexity 109 after 8 epochs, coarse 0.00). ``per_end``
-    starts the deque as a queue: the top pushes and hardly pops (-3), the bottom hardly pushes
-    (-3) and pops at ``--pop_bias``, so the bottom reads the older pushes, the source. Copying
-    after 1000 steps at 0.002, coarse accuracy, seeds 1-3 (``run_scripts/memory_init_study.py
-    copy --deque_biases=...``): same 0.04, 0.18, 0.14; per_end 0.97, 1.00, 0.75."""
+    With ``--deque_biases=same`` both of the deque's ends push half and pop a little at every
+    step, so each end reads only its own last few pushes and no gradient reaches most of the
+    source; ``per_end`` starts the deque as a queue (the top pushes and hardly pops, the bottom
+    hardly pushes and pops), whose bottom reads older pushes, as a queue's does. What each did:
+    ``run_scripts/results/README.md``, the DeQue-LSTM's copy cell."""
     if p.model == "deque_lstm" and p.deque_biases == "per_end":
         return {"push_bias": (0.0, -3.0), "pop_bias": (-3.0, p.pop_bias)}
     return {"push_bias": 0.0, "pop_bias": p.pop_bias}

@@ -90,7 +90,7 @@ class ModelConfig:
     deque_biases: str = option(
         "same", "deque_lstm: initial push/pop biases of its two ends: same (each pushes at bias 0 and pops at "
         "--pop_bias) or per_end (the top pushes at 0 and pops at -3, the bottom pushes at -3 and pops at "
-        "--pop_bias: at first the deque acts as a queue, so reads at the bottom see the source from the start)",
+        "--pop_bias: at first the deque acts as a queue, whose bottom reads older pushes, not only its last few)",
         choices=("same", "per_end"), legacy="same", only=("model", ("deque_lstm",)))
     # The hard-attention transducer's; older runs have no features.
     feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "

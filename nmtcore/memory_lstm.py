@@ -22,6 +22,7 @@ pushes (see ``memorylstm/model.py``, ``--deque_biases``).
 
 from typing import NamedTuple
 
+import numpy as np
 import tensorflow as tf
 
 from nmtcore.recurrent import StackedRNN
@@ -116,10 +117,10 @@ class MemoryLSTM(tf.keras.layers.Layer):
 
 def _per_head(bias, heads):
     """An initializer of ``heads`` biases from one number (every head's) or one per head."""
-    biases = [float(bias)] * heads if isinstance(bias, (int, float)) else [float(b) for b in bias]
+    biases = np.full(heads, bias, float) if np.ndim(bias) == 0 else np.asarray(bias, float)
     if len(biases) != heads:
         raise ValueError(f"{len(biases)} initial biases for {heads} heads")
-    return tf.keras.initializers.Constant(biases)
+    return tf.keras.initializers.Constant(biases.tolist())
 
 
 def _keep_where_inactive(active, new, old):

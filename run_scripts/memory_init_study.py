@@ -10,23 +10,23 @@ drawn fresh at every step (the paper's setting; the cells use a fixed sample), A
 clipping at 1. After ``--steps`` it prints the training perplexity of the last 100 batches and
 the coarse accuracy on 200 new sequences, under teacher forcing: every symbol's argmax right is
 the same as the greedy output right, as a wrong symbol is where greedy search would first go
-astray. The layer and its initial biases are the toolkit's own (``MemoryLSTM``,
-``initial_biases``); the rest is the smallest loop that trains them.
+astray. The network is the toolkit's own (``memory_network``: the MemoryLSTM and
+its initial biases); the rest is the smallest loop that trains it.
 """
 
 import argparse
 import os
 import sys
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tensorflow as tf  # noqa: E402
 
-from memorylstm.model import initial_biases  # noqa: E402
-from nmtcore.memory_lstm import MemoryLSTM  # noqa: E402
+from memorylstm.model import memory_network  # noqa: E402
+from nmtcore.config import Config, check_applicable  # noqa: E402
+from nmtcore.errors import UserError  # noqa: E402
 from nmtcore.synthetic import SEQUENCE_TASKS, transform  # noqa: E402
 
 SYMBOLS, SIZE = 10, 16
@@ -52,9 +52,9 @@ def batch(task, rng, n):
 def study(task, model, deque_biases, seed, steps, learning_rate, log):
     tf.random.set_seed(seed)
     rng = np.random.default_rng(seed)
-    config = SimpleNamespace(model=model, deque_biases=deque_biases, pop_bias=-1.0)
+    config = Config().replace(model=model, deque_biases=deque_biases, units=SIZE, memory_width=SIZE)
     embed = tf.keras.layers.Embedding(SYMBOLS + 3, SIZE)
-    memory = MemoryLSTM(SIZE, SIZE, model.removesuffix("_lstm"), **initial_biases(config))
+    memory = memory_network(config.model)
     output = tf.keras.layers.Dense(SYMBOLS + 2)
     optimizer = tf.keras.optimizers.Adam(learning_rate, clipnorm=1.0)
 
@@ -89,8 +89,10 @@ def main():
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--learning_rate", type=float, default=0.002)
     args = parser.parse_args()
-    if args.deque_biases != "same" and args.model != "deque_lstm":
-        parser.error(f"--deque_biases={args.deque_biases}: only for --model=deque_lstm")
+    try:
+        check_applicable({"deque_biases": args.deque_biases}, Config().replace(model=args.model))
+    except UserError as e:
+        parser.error(str(e))
     for seed in args.seeds:
         study(args.task, args.model, args.deque_biases, seed, args.steps, args.learning_rate,
               lambda m: print(m, flush=True))

@@ -20,7 +20,8 @@ GENERATE = "--seed=1 --train=4000 --dev=200 --test=1000 --vocab_size=128".split(
 # not the cap, ends a cell (on a core of its own an epoch takes 35-45 s, 80 s for the DeQue-LSTM).
 # The cells recorded up to 2026-11-24 were trained under --max_epochs=8, which ended most of them
 # after 5-14 minutes, several with the dev perplexity still falling; run again, they go on under
-# the new cap within what is left of their budget (budgeted_runs.progress).
+# the new cap within what is left of their budget (budgeted_runs.progress); the DeQue-LSTM's
+# only from a new working directory, as their flags changed (--deque_biases below).
 TRAINING = ("--do_training --task=transduction --embedding_size=64 --units=128 "
             "--batch_size=10 --gradient_clip=1.0 --beam_size=1 --max_trans_ratio=1.25 "
             "--early_stopping_steps=5 --max_epochs=50").split()
@@ -54,7 +55,8 @@ TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
 # --deque_biases=per_end (memorylstm/model.py: initial_biases) then made the DeQue-LSTM copy at
 # the small size at 0.002 (run_scripts/memory_init_study.py: coarse 0.97, 1.00, 0.75 against
 # 0.04, 0.18, 0.14 with the same biases at both ends), so its cells use it; a departure from the
-# paper, whose Appendix B initialisation we do not have.
+# paper, whose Appendix B initialisation we do not have. At the cells' size, the bottom's push
+# bias at -3 alone (its top still popping at -1) had not helped in 3 epochs (copy cell's note).
 LEARNING_RATES = {"stack_lstm": 0.01}
 # Flags that only one memory LSTM reads.
 MEMORY_FLAGS = {"deque_lstm": ["--deque_biases=per_end"]}

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore.memories import BOTTOM, TOP, read_weights
 from nmtcore.memory_lstm import MemoryLSTM
 
 
@@ -89,27 +88,3 @@ def test_push_and_pop_biases_start_per_head_when_given_per_head():
     np.testing.assert_array_equal(layer.pop.bias.numpy(), [-3.0, -1.0])
     with pytest.raises(ValueError, match="3 initial biases for 2 heads"):
         MemoryLSTM(6, 4, kind="deque", pop_bias=(-3.0, -1.0, 0.0))
-
-
-@pytest.mark.parametrize("biases, reads_back", [
-    ({}, False),  # both ends push 0.5 and pop 0.27 a step: each reads only its own last 3 pushes
-    ({"push_bias": (0.0, -3.0), "pop_bias": (-3.0, -1.0)}, True),  # --deque_biases=per_end: a queue at first
-])
-def test_only_per_end_biases_let_an_untrained_deque_read_further_back_than_its_last_three_steps(biases, reads_back):
-    # Zero projection weights: every step pushes and pops by the biases alone, as an untrained
-    # controller roughly does. After 10 steps (a source), how much do the reads weigh the values
-    # of steps 0-6? That weight is what carries the gradient from the target back to most of the
-    # source.
-    layer = MemoryLSTM(5, 3, kind="deque", **biases)
-    layer(tf.zeros([1, 1, 2]))
-    for dense in (layer.push, layer.pop):
-        dense.kernel.assign(tf.zeros_like(dense.kernel))
-    capacity = 10
-    state = layer.initial_state(1, capacity)
-    for _ in range(capacity):
-        _, state = layer.step(tf.random.normal([1, 2]), state)
-    # memories.py's buffer: step s pushes row capacity + s at the top and capacity - 1 - s at the
-    # bottom, so steps 0-6 are the 14 middle rows.
-    older = slice(capacity - 7, capacity + 7)
-    weight = sum(read_weights(state.memory.strengths, end).numpy()[0, older].sum() for end in (TOP, BOTTOM))
-    assert (weight > 0.5) == reads_back, weight

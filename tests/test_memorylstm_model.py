@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from memorylstm.model import memory_network
 from nmtcore import synthetic
+from nmtcore.config import Config
+from nmtcore.memories import BOTTOM, TOP, read_weights
 from nmtcore.data import encode_all, make_dataset
 from nmtcore.errors import UserError
 from nmtcore.tasks.transduction import TransductionTask
@@ -61,3 +64,38 @@ def test_a_tiny_queue_lstm_learns_to_copy_short_sequences():
     outputs = translator_of(model).translate([s for s, _ in test], beam_size=1)
     scores = TransductionTask().score([s for s, _ in test], outputs, [t for _, t in test], "tgt")
     assert scores["coarse_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("deque_biases", ["same", "per_end"])
+def test_only_a_per_end_deque_reads_further_back_than_its_last_four_steps_before_training(deque_biases):
+    # Zero projection weights: every step pushes and pops by the initial biases alone, as an
+    # untrained controller roughly does. After 10 steps (a source), how much does each end's read
+    # weigh the values the top pushed at steps 0-5? That weight is what carries the gradient from
+    # the target back to most of the source.
+    layer = memory_network(Config().replace(model="deque_lstm", deque_biases=deque_biases, units=5,
+                                            memory_width=3).model)
+    layer(tf.zeros([1, 1, 2]))
+    for dense in (layer.push, layer.pop):
+        dense.kernel.assign(tf.zeros_like(dense.kernel))
+    capacity = 10
+    state = layer.initial_state(1, capacity)
+    for _ in range(capacity):
+        _, state = layer.step(tf.random.normal([1, 2]), state)
+    top_pushes = slice(capacity, capacity + 6)  # memories.py's buffer: step s pushes row capacity + s at the top
+    weight = {end: read_weights(state.memory.strengths, end).numpy()[0, top_pushes].sum() for end in (TOP, BOTTOM)}
+    if deque_biases == "same":  # both ends push 0.5 and pop 0.27 a step: each reads its last 4 pushes
+        assert weight == {TOP: 0.0, BOTTOM: 0.0}
+    else:  # top: push 0.5, pop 0.05; bottom: push 0.05, pop 0.27: a queue, read at the bottom
+        assert weight[TOP] == 0.0 and weight[BOTTOM] > 0.5, weight
+
+
+def test_a_per_end_deque_starts_pushing_at_the_top_and_popping_at_the_bottom():
+    config = Config().replace(model="deque_lstm", deque_biases="per_end", pop_bias=-2.0, units=4, memory_width=3)
+    layer = memory_network(config.model)
+    layer(tf.zeros([1, 1, 2]))
+    np.testing.assert_array_equal(layer.push.bias.numpy(), [0.0, -3.0])  # heads: top, bottom
+    np.testing.assert_array_equal(layer.pop.bias.numpy(), [-3.0, -2.0])
+    for model in ("stack_lstm", "queue_lstm", "deque_lstm"):  # the default: every head alike
+        layer = memory_network(config.replace(model=model, deque_biases="same").model)
+        layer(tf.zeros([1, 1, 2]))
+        assert not layer.push.bias.numpy().any() and (layer.pop.bias.numpy() == -2.0).all()
