@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tensorflow as tf  # noqa: E402
 
 from memorylstm.model import memory_network  # noqa: E402
-from nmtcore.config import Config, check_applicable  # noqa: E402
+from nmtcore.config import MEMORY_LSTMS, Config, check_applicable, field_named  # noqa: E402
 from nmtcore.errors import UserError  # noqa: E402
 from nmtcore.synthetic import SEQUENCE_TASKS, transform  # noqa: E402
 
@@ -83,8 +83,9 @@ def study(task, model, deque_biases, seed, steps, learning_rate, log):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task", choices=SEQUENCE_TASKS)
-    parser.add_argument("--model", choices=("stack_lstm", "queue_lstm", "deque_lstm"), default="deque_lstm")
-    parser.add_argument("--deque_biases", choices=("same", "per_end"), default="same")
+    # The models and biases the toolkit's configuration declares, so that the study follows it.
+    parser.add_argument("--model", choices=MEMORY_LSTMS[1], default="deque_lstm")
+    parser.add_argument("--deque_biases", choices=field_named("deque_biases").metadata["choices"], default="same")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--learning_rate", type=float, default=0.002)

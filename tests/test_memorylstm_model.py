@@ -8,9 +8,9 @@ import tensorflow as tf
 from memorylstm.model import memory_network
 from nmtcore import synthetic
 from nmtcore.config import Config
-from nmtcore.memories import BOTTOM, TOP, read_weights
 from nmtcore.data import encode_all, make_dataset
 from nmtcore.errors import UserError
+from nmtcore.memories import BOTTOM, TOP, read_weights
 from nmtcore.tasks.transduction import TransductionTask
 from nmtcore.trainer import Trainer
 from nmtcore.vocabulary import Vocabulary
