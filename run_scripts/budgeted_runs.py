@@ -5,7 +5,10 @@ to the current directory.
 
 The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
 only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
-(the toolkit stops between steps; the partial epoch is lost, the run stays resumable).
+(the toolkit stops between steps; the partial epoch is lost, the run stays resumable). A run
+still alive ``STOP_GRACE_SECONDS`` after the SIGTERM is killed: once (2026-11-24), a SIGTERMed
+question-formation training slept without exiting and would have held up every cell after it; a
+kill loses no more than the SIGTERM would (resuming after SIGKILL is tested, ``test_resume.py``).
 """
 
 import json
@@ -20,6 +23,8 @@ import nmt  # noqa: E402
 from nmtcore import training, workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
+# Time for a stopped run to finish its step and leave (a step of the largest cell takes seconds).
+STOP_GRACE_SECONDS = 120
 
 
 def progress(working_dir, command=()):
@@ -42,9 +47,9 @@ def remaining_seconds(stats, budget):
     return left if left >= stats["epochs"][-1]["seconds"] else 0
 
 
-def train_within_budget(command, working_dir, budget, log):
+def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECONDS):
     """Train (or resume) until the run finishes or ``budget`` seconds are spent; True if the budget
-    stopped it."""
+    stopped it (SIGTERM, then SIGKILL after ``grace`` seconds)."""
     stats, finished = progress(working_dir, command)
     left = 0 if finished else remaining_seconds(stats, budget)
     if left <= 0:
@@ -57,7 +62,12 @@ def train_within_budget(command, working_dir, budget, log):
             returncode = proc.wait(timeout=left)
         except subprocess.TimeoutExpired:
             proc.terminate()  # stops between steps; the last finished epoch is kept
-            proc.wait()
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                log(f"{working_dir}: still running {grace} s after SIGTERM; killed")
+                proc.kill()
+                proc.wait()
             return True
     if returncode != 0:
         raise subprocess.CalledProcessError(returncode, command)

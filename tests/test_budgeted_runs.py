@@ -51,3 +51,15 @@ def test_a_run_that_reached_its_cap_goes_on_under_a_larger_one_in_the_command(tm
     stats = json.loads((tmp_path / "training_stats.json").read_text())
     (tmp_path / "training_stats.json").write_text(json.dumps(dict(stats, waited=5)))  # stopped early: stays stopped
     assert budgeted_runs.progress(str(tmp_path), ["nmt.py", "--max_epochs=4"])[1]
+
+
+def test_a_run_that_ignores_the_budgets_sigterm_is_killed(tmp_path):
+    """The budget's SIGTERM, then SIGKILL after the grace: a stuck run cannot hold up the cells after it."""
+    started = tmp_path / "started"
+    stubborn = ("import pathlib, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                f"pathlib.Path({str(started)!r}).touch(); time.sleep(30)")
+    said = []
+    stopped = budgeted_runs.train_within_budget([sys.executable, "-c", stubborn], str(tmp_path / "w"), 3,
+                                                said.append, grace=1)
+    assert stopped and started.exists()
+    assert said[-1].endswith("still running 1 s after SIGTERM; killed")
