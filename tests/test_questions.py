@@ -89,6 +89,8 @@ def test_generated_sentences_are_derived_and_questions_move_the_main_auxiliary(t
         # The main auxiliary up front, the rest in order; in training it is also the first.
         assert target == [sentence[main]] + sentence[:main] + sentence[main + 1:-1] + ["?"]
         assert (main == found[0]) == (kind == "train")
+        # A generalization example's first word tells the rules apart: the first auxiliary is another word.
+        assert kind == "train" or sentence[found[0]] != sentence[main]
 
 
 def test_generation_is_deterministic_and_leaves_out_excluded_sentences(tiny):
