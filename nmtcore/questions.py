@@ -106,8 +106,8 @@ def generate(grammar, size, seed, exclude=(), kind="train"):
     paper's training set was made; "gen": only ``quest`` of sentences where they differ, as
     positions *and as words*. The shared generalization set has no sentence whose two
     auxiliaries are the same word (none of its 10 000): there, moving the first auxiliary would
-    put the right word in front, and first-word accuracy would not tell the two rules apart (on
-    question.gr, 45 % of the sentences the position alone admits).
+    put the right word in front, and first-word accuracy would not tell the two rules apart (45 %
+    of question.gr's sentences with a relative clause on the subject are such).
     ``exclude``: declarative sentences (tuples) that must not occur (other sets').
     """
     rng, seen, examples = random.Random(seed), set(exclude), []
