@@ -39,17 +39,12 @@ TRAINING = ("--do_training --task=question_formation --embedding_size=256 --unit
             "--early_stopping_steps=2").split()
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one restart (its finished epochs): the issue's 15 minutes on the 2-core machine.
-# Measured (2026-11-24, nice 5, the 2 cores shared with two other trainings, load average 3-4):
-# 200 steps of gru_location (25 600 of the generated training examples, one epoch) took 82 s of
-# training (the first step's tracing included) and 3 s of dev perplexity, 0.41 s a step. An epoch
-# of the 100 000 examples (782 steps) is then about 5.4 minutes, so the budget holds 2 epochs
-# (about 11 minutes; a third would not fit and is not started), and MAX_EPOCHS and the patience
-# only matter on a faster or idle machine. Its four tests add about a minute (10 000 covered
-# inputs predicted greedily in 4.7 s, plus TensorFlow's start): about 12 minutes a restart. Only
-# gru_location was measured; the other cells were not. Its first recorded restarts (2026-11-24, one
-# core, beside one other training) took 96-143 s an epoch, so the budget held 6-7 epochs; their dev
-# perplexity was 1.0000 (to 4 decimals) from epoch 2-3 on, so early stopping (which needs 2 epochs
-# without any improvement) did not end them: the budget did.
+# The first recorded restarts (gru_location and lstm_location, 2026-11-24, each on one core beside
+# one other training) took 96-203 s an epoch of the 100 000 examples, so the budget held 6-7
+# epochs; their dev perplexity was 1.0000 (to 4 decimals) from epoch 2-5 on, yet kept improving in
+# later decimals, so early stopping (2 epochs without any improvement) never ended one: the budget
+# did. Their four tests took 1.4-5.4 s each, plus TensorFlow's start. (A first estimate, 200 steps
+# under a load average of 3-4 at 0.41 s a step, had predicted 2 epochs.)
 TRAIN_SECONDS = 15 * 60
 RESTARTS = 3  # the default of --restarts; restart k trains with --seed=k
 

@@ -172,9 +172,8 @@ def question_formation_table(cells):
              "figures, medians over 100 restarts. The test and generalization gold is withheld: the median restart's",
              "predictions (by generalization first-word accuracy) are in `results/question_formation/`, scored",
              "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget:",
-             f"a restart trains at most {TRAIN_SECONDS // 60} minutes (the table's minutes and epochs are each cell's own;",
-             "gru_location's first runs, on one core beside another training: epochs of 96-143 s, dev perplexity",
-             "1.0000 from epoch 2-3 on, the budget's 6-7 epochs, then four tests of 1.4-4.5 s each).", "",
+             f"a restart trains at most {TRAIN_SECONDS // 60} minutes; the table gives each cell's minutes and epochs, and",
+             "marks the restarts the budget stopped.", "",
              "| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
              "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
              "median restart |", "|---|" + "---|" * 8]
