@@ -2,6 +2,7 @@
 and prediction files."""
 
 import json
+import random
 import subprocess
 import sys
 
@@ -91,6 +92,61 @@ def test_generated_sentences_are_derived_and_questions_move_the_main_auxiliary(t
         assert (main == found[0]) == (kind == "train")
         # A generalization example's first word tells the rules apart: the first auxiliary is another word.
         assert kind == "train" or sentence[found[0]] != sentence[main]
+
+
+AGREEMENT = """1\tROOT\tS .
+
+1\tS\tNP_S VP_S
+1\tS\tNP_P VP_P
+1\tNP_S\tthe N_S
+1\tNP_S\tthe N_S RC_S
+1\tNP_P\tthe N_P
+1\tNP_P\tthe N_P RC_P
+1\tVP_S\tAux_S sleep
+1\tVP_S\tAux_S see NP_O
+1\tVP_P\tAux_P sleep
+1\tVP_P\tAux_P see NP_O
+1\tNP_O\tthe N_S
+1\tNP_O\tthe N_S RC_S
+1\tRC_S\twho Aux_S sleep
+1\tRC_S\twho the N_S Aux_S see
+1\tRC_S\twho the N_P Aux_P see
+1\tRC_P\twho Aux_P sleep
+1\tRC_P\twho the N_P Aux_P see
+1\tRC_P\twho the N_S Aux_S see
+1\tAux_S\tdoes
+1\tAux_S\tdoesn't
+1\tAux_P\tdo
+1\tAux_P\tdon't
+1\tN_S\tnewt
+1\tN_S\tyak
+1\tN_P\tnewts
+1\tN_P\tyaks
+"""
+
+
+def test_generalization_sentences_have_two_auxiliaries_of_one_number_but_different_words(tmp_path):
+    # As every sentence of the shared generalization set: the first word of the question then
+    # tells the two rules apart by structure alone, not by agreement with the subject, nor by
+    # being the same word either way.
+    path = tmp_path / "agreement.gr"
+    path.write_text(AGREEMENT)
+    grammar = Grammar.read(str(path))
+    seen = set()
+    for source, _ in questions.generate(grammar, 30, seed=2, kind="gen"):
+        tree = grammar.parse(source[:-1])
+        main, found = questions.auxiliaries(tree)
+        symbols = {questions.leaves(tree)[i][0] for i in found}
+        assert len(found) == 2 and main == found[1] and len(symbols) == 1
+        assert source[found[0]] != source[main]
+        seen |= symbols
+    assert seen == {"Aux_S", "Aux_P"}
+    # The grammar does derive the other kinds, which the generator left out.
+    rng = random.Random(0)
+    trees = [grammar.sample(rng) for _ in range(300)]
+    kinds = {(len(found), len({questions.leaves(t)[i][0] for i in found}))
+             for t in trees for main, found in [questions.auxiliaries(t)] if main != found[0]}
+    assert (2, 2) in kinds and any(n == 3 for n, _ in kinds)
 
 
 def test_generation_is_deterministic_and_leaves_out_excluded_sentences(tiny):
