@@ -52,16 +52,24 @@ def test_pop_bias_starts_at_the_given_value_and_other_biases_at_zero():
     assert not layer.push.bias.numpy().any() and not layer.value.bias.numpy().any()
 
 
-def test_padding_leaves_the_state_of_the_last_real_step():
+@pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
+def test_padding_leaves_the_state_of_the_last_real_step(kind):
     tf.random.set_seed(1)
-    layer = MemoryLSTM(4, 3, kind="queue")
-    x = tf.random.normal([1, 6, 2])
-    short_out, short = layer(x[:, :4])
-    padded_out, padded = layer(x, mask=tf.constant([[True] * 4 + [False] * 2]))
+    layer = MemoryLSTM(4, 3, kind=kind)
+    x = tf.random.normal([1, 7, 2])
+    layer(x[:, :1])
+    short_out, short = layer(x[:, :4], initial_state=layer.initial_state(1, 7))
+    padded_out, padded = layer(x[:, :6], mask=tf.constant([[True] * 4 + [False] * 2]),
+                               initial_state=layer.initial_state(1, 7))
     np.testing.assert_allclose(padded_out[:, :4].numpy(), short_out.numpy(), atol=1e-6)
     np.testing.assert_allclose(padded.read.numpy(), short.read.numpy(), atol=1e-6)
     for a, b in zip(tf.nest.flatten(padded.lstm), tf.nest.flatten(short.lstm)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+    # The padded steps' rows (strength 0) sit between the source and what comes next: the next
+    # step must pop, push and read as if they were not there.
+    (next_short, after_short), (next_padded, after_padded) = (layer.step(x[:, 6], state) for state in (short, padded))
+    np.testing.assert_allclose(next_padded.numpy(), next_short.numpy(), atol=1e-6)
+    np.testing.assert_allclose(after_padded.read.numpy(), after_short.read.numpy(), atol=1e-6)
 
 
 def test_one_traced_function_runs_any_length_and_trains_every_weight():
