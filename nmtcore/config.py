@@ -57,6 +57,10 @@ class ModelConfig:
     # Dropout 1 would drop every input.
     dropout: float = option(0.0, "dropout on every LSTM layer's inputs", 0, 1, high_open=True, only=STACKED)
     sigma: float = option(0.0, "PB noise std", 0, 1e3)
+    no_pb_dropout: bool = option(
+        False, "rnnpbnmt: --dropout drops word inputs and hidden units but never PB components (the thesis's "
+        "Keras input dropout, and ours by default, drops PB components at layer 1's input too)", legacy=False,
+        only=("model", ("rnnpbnmt",)))
     amortize: str = option(
         "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "
         "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "

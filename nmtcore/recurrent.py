@@ -22,12 +22,13 @@ from nmtcore.cells import CELLS
 
 class StackedRNN(tf.keras.layers.Layer):
     """``num_layers`` recurrent layers of ``units`` of one ``cell`` kind ("lstm", "gru", "srn");
-    layer 1 may take an extra constant input of ``constant_dim``."""
+    layer 1 may take an extra constant input of ``constant_dim``, which ``dropout`` drops too
+    unless ``constant_dropout`` is False."""
 
-    def __init__(self, units, num_layers, cell="lstm", dropout=0.0, constant_dim=0, **kwargs):
+    def __init__(self, units, num_layers, cell="lstm", dropout=0.0, constant_dim=0, constant_dropout=True, **kwargs):
         super().__init__(**kwargs)
         self.units, self.num_layers, self.cell = units, num_layers, CELLS[cell]
-        self.dropout, self.constant_dim = dropout, constant_dim
+        self.dropout, self.constant_dim, self.constant_dropout = dropout, constant_dim, constant_dropout
 
     def build(self, input_shape):
         in_dim = int(input_shape[-1])
@@ -84,8 +85,10 @@ class StackedRNN(tf.keras.layers.Layer):
         batch = tf.shape(inputs)[0]
         state = initial_state if initial_state is not None else self.zero_state(batch)
         dims = [inputs.shape[-1]] + [self.units] * (self.num_layers - 1)
-        masks = self._dropout_masks(batch, dims + ([self.constant_dim] if constant is not None else []), rng)
-        extra = self.constant_gates(constant, masks[-1]) if constant is not None else None
+        # The constant's mask is drawn last, so that leaving it out changes no other mask.
+        drop_constant = constant is not None and self.constant_dropout
+        masks = self._dropout_masks(batch, dims + ([self.constant_dim] if drop_constant else []), rng)
+        extra = self.constant_gates(constant, masks[-1] if drop_constant else None) if constant is not None else None
         time_mask = tf.transpose(mask)[:, :, None] if mask is not None else None
         x, finals = inputs, []
         for layer in range(self.num_layers):

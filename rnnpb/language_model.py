@@ -15,11 +15,13 @@ from nmtcore.losses import decoder_inputs, summed_cross_entropy
 class RNNPBLanguageModel(tf.keras.layers.Layer):
     """Embedding, ``num_layers`` LSTMs fed the PB at every step, softmax output."""
 
-    def __init__(self, vocab_size, embedding_size, units, num_layers, num_pb, dropout=0.0, sigma=0.0, **kwargs):
+    def __init__(self, vocab_size, embedding_size, units, num_layers, num_pb, dropout=0.0, sigma=0.0,
+                 pb_dropout=True, **kwargs):
         super().__init__(**kwargs)
         self.num_pb, self.sigma = num_pb, sigma
         self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb, name="lstm")
+        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb, constant_dropout=pb_dropout,
+                               name="lstm")
         self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
         self.embedding.build([None])
         self.lstm.build([None, None, embedding_size])

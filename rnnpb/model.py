@@ -37,7 +37,7 @@ class BoundRNNPB(NMTModel):
 
         def language_model(vocab, name):
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
-                                      m.sigma, name=name)
+                                      m.sigma, pb_dropout=not m.no_pb_dropout, name=name)
 
         self.lm_a = language_model(vocab1, "rnnpb_a")
         self.lm_b = self.lm_a if m.autoencode else language_model(vocab2, "rnnpb_b")

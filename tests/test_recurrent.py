@@ -100,3 +100,26 @@ def test_steps_with_dropout_masks_equal_the_whole_sequence_with_dropout():
         y, state = rnn.step(x[:, t], state, dropout_masks=masks)
         np.testing.assert_allclose(y.numpy(), out[:, t].numpy(), atol=1e-5)
     assert not np.allclose(out.numpy(), rnn(x)[0].numpy())
+
+
+def test_dropout_drops_the_constant_input_unless_told_not_to():
+    """--no_pb_dropout: the PB reaches layer 1 whole; every other unit is dropped as before (the
+    same masks from the same generator, so the default's dropout is unchanged)."""
+    x, c = tf.zeros([2, 1, 3]), tf.random.normal([2, 5])  # zero inputs: only the constant's drop shows
+    dropped = StackedRNN(4, 1, dropout=0.5, constant_dim=5)
+    dropped(x, constant=c)
+    kept = StackedRNN(4, 1, dropout=0.5, constant_dim=5, constant_dropout=False)
+    kept(x, constant=c)
+    kept.set_weights(dropped.get_weights())
+    for rnn, changes in ((dropped, True), (kept, False)):
+        train, _ = rnn(x, constant=c, rng=tf.random.Generator.from_seed(3))
+        assert np.allclose(train.numpy(), rnn(x, constant=c)[0].numpy()) != changes
+    # Word inputs (and, in deeper stacks, hidden units) are dropped by the same masks either way.
+    x = tf.random.normal([2, 4, 3])
+    deep = [StackedRNN(4, 2, dropout=0.5, constant_dim=5, constant_dropout=keep) for keep in (True, False)]
+    deep[0](x, constant=c)
+    deep[1](x, constant=c)
+    deep[1].set_weights(deep[0].get_weights())
+    zero = tf.zeros_like(c)
+    outputs = [rnn(x, constant=zero, rng=tf.random.Generator.from_seed(4))[0].numpy() for rnn in deep]
+    np.testing.assert_allclose(outputs[0], outputs[1], atol=1e-6)

@@ -132,6 +132,13 @@ def test_dropout_and_pb_noise_act_in_training_only():
     assert translator.translate(sentences, beam_size=3) == translator.translate(sentences, beam_size=3)
 
 
+def test_no_pb_dropout_reaches_both_language_models():
+    # What it changes in a layer: tests/test_recurrent.py; here, that the flag gets there.
+    for flag in (False, True):
+        model = make_model(dropout=0.5, no_pb_dropout=flag)
+        assert [lm.lstm.constant_dropout for lm in (model.lm_a, model.lm_b)] == [not flag] * 2
+
+
 @pytest.fixture(scope="module")
 def trained(trained_rnnpb, demo_data):
     model = workdir.load_model(str(trained_rnnpb), models(), {"max_recog_epochs": 100})
