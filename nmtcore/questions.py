@@ -56,12 +56,12 @@ def contrasting(tree):
     auxiliaries, the first not the main, of one preterminal (question.gr's Aux_S or Aux_P: they
     agree in number) but different words (do/don't, does/doesn't). Neither agreement nor a
     repeated word then hints at the answer; only the structure does."""
-    symbols = leaves(tree)
     main, found = auxiliaries(tree)
     if len(found) != 2 or main != found[1]:
         return False
-    sentence = words(tree)
-    return symbols[found[0]][0] == symbols[main][0] and sentence[found[0]] != sentence[main]
+    preterminals, sentence = [symbol for symbol, _ in leaves(tree)], words(tree)
+    first = found[0]
+    return preterminals[first] == preterminals[main] and sentence[first] != sentence[main]
 
 
 def question(sentence, main):
