@@ -10,10 +10,11 @@ for NAME in train (--train examples, the paper's 100 000), dev, test (drawn like
 main auxiliary is not the first, with two auxiliaries of one number but different words, as in
 the shared ``question.gen-covered``: ``questions.contrasting``). A source is the sentence and
 its task word (``decl`` or ``quest``); training ``quest`` examples move a main auxiliary that is
-also the first one (``nmtcore/questions.py``). No declarative sentence occurs twice across the files, nor in the
-shared sets of --data_dir (question.dev, question.test-covered, question.gen-covered, those that
-exist), so that the generalization set's sentences never occur in training. Each file is drawn
-from (--seed, its own index), so the same flags always write the same files.
+also the first one (``nmtcore/questions.py``). No declarative sentence occurs twice across the
+files, nor in the shared sets of --data_dir (question.dev, question.test-covered,
+question.gen-covered, those that exist), so that the generalization set's sentences never occur
+in training. Each file is drawn from (--seed, its own index), so the same flags always write the
+same files.
 """
 
 import argparse

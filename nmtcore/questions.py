@@ -44,9 +44,9 @@ def leaves(tree):
 
 def auxiliaries(tree):
     """(main auxiliary's index or None, index of every auxiliary) among the words of a derivation."""
-    words_of = leaves(tree)
-    found = [i for i, (symbol, _) in enumerate(words_of) if symbol.startswith("Aux")]
-    main = next((i for i in found if words_of[i][1]), None)
+    tagged = leaves(tree)
+    found = [i for i, (symbol, _) in enumerate(tagged) if symbol.startswith("Aux")]
+    main = next((i for i in found if tagged[i][1]), None)
     return main, found
 
 
