@@ -40,7 +40,7 @@ AS_THESIS_TRAINING = ["--double_shared_updates"]
 
 def row(name, folder, target, flags, thesis):
     """One training + testing run; ``thesis`` holds the thesis's reported figures (SPEC section 8;
-    best dev perplexities from thesis table 5.11)."""
+    best dev perplexities from thesis table 5.11), None for a row the thesis did not run."""
     rnnpb = "--model=rnnpbnmt" in flags
     return {"name": name, "folder": folder, "target": target,
             "flags": [*flags, *(AS_THESIS_TRAINING + AS_THESIS_DEV_RECOGNITION if rnnpb else [])],
@@ -78,5 +78,9 @@ EXPERIMENTS = {
             thesis(37.28, 29, 1134, 911, 5.84)),
         row("rnnpb50000", "easy/easy50000", "de", ["--early_stopping_steps=20", *VOCAB, *FINAL_RNNPB],
             thesis(4.78, 27, 3020, 20210, 24.40)),
+        # Not the thesis's: encdec20000 with content attention (issue 18), to show what attention
+        # adds to the thesis's seq-to-seq baseline on the same data and flags.
+        row("encdec20000_attention", "easy/easy20000", "de",
+            ["--early_stopping_steps=20", *VOCAB, *ENCDEC, "--attention=content"], None),
     ],
 }

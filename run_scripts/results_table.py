@@ -21,6 +21,19 @@ def fmt(x, digits=0):
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+def model_name(spec):
+    flags = spec["flags"]
+    if "--model=encdec" not in flags:
+        return "bound RNNPB"
+    attention = next((f.split("=")[1] for f in flags if f.startswith("--attention=")), "none")
+    return "seq2seq" if attention == "none" else f"seq2seq + {attention} attention"
+
+
+def speedup(thesis_seconds, our_seconds, spec):
+    """The thesis's seconds over ours ("–" for a row the thesis did not run)."""
+    return "–" if thesis_seconds is None else f"{thesis_seconds / max(our_seconds, 1):{spec}}×"
+
+
 def table(experiment, rows):
     done = {r["name"]: r for r in rows}
     lines = [f"### {experiment}", "",
@@ -28,24 +41,24 @@ def table(experiment, rows):
              "train s (ours / thesis V100) | train speed-up | test s (ours / thesis) | test speed-up |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for spec in EXPERIMENTS[experiment]:
-        t = spec["thesis"]
-        model = "seq2seq" if "--model=encdec" in spec["flags"] else "bound RNNPB"
+        t = spec["thesis"] or {}  # empty: a row the thesis did not run
         r = done.get(spec["name"])
         if r is None:
-            lines.append(f"| {spec['name']} | {spec['folder']} | {model} | not run yet | {t['bleu']:.2f} | "
-                         f"– / {t['epochs']} | – | – / {t['train_seconds']} | – | – / {t['test_seconds']} | – |")
+            lines.append(f"| {spec['name']} | {spec['folder']} | {model_name(spec)} | not run yet | "
+                         f"{fmt(t.get('bleu'), 2)} | – / {fmt(t.get('epochs'))} | – | – / "
+                         f"{fmt(t.get('train_seconds'))} | – | – / {fmt(t.get('test_seconds'))} | – |")
             continue
-        train_speedup = t["train_seconds"] / max(r["train_seconds"], 1)
-        test_speedup = t["test_seconds"] / max(r["test_seconds"], 1)
-        lines.append(f"| {spec['name']} | {spec['folder']} | {model} | **{r['bleu']:.2f}** | {t['bleu']:.2f} | "
-                     f"{r['epochs']} / {t['epochs']} | {r['best_epoch']} | {r['train_seconds']} / "
-                     f"{t['train_seconds']} | {train_speedup:.2g}× | {r['test_seconds']} / {t['test_seconds']} | "
-                     f"{test_speedup:.0f}× |")
+        lines.append(f"| {spec['name']} | {spec['folder']} | {model_name(spec)} | **{r['bleu']:.2f}** | "
+                     f"{fmt(t.get('bleu'), 2)} | {r['epochs']} / {fmt(t.get('epochs'))} | {r['best_epoch']} | "
+                     f"{r['train_seconds']} / {fmt(t.get('train_seconds'))} | "
+                     f"{speedup(t.get('train_seconds'), r['train_seconds'], '.2g')} | "
+                     f"{r['test_seconds']} / {fmt(t.get('test_seconds'))} | "
+                     f"{speedup(t.get('test_seconds'), r['test_seconds'], '.0f')} |")
     lines.append("")
     for spec in EXPERIMENTS[experiment]:
         r = done.get(spec["name"])
         if r:
-            thesis_ppl = spec["thesis"].get("dev_perplexity")
+            thesis_ppl = (spec["thesis"] or {}).get("dev_perplexity")
             lines += [f"`{spec['name']}` ({r['date']}, {r['machine']}): best dev perplexity "
                       f"{r['best_dev_perplexity']:.2f}" + (f" (thesis {thesis_ppl:.2f})" if thesis_ppl else "")
                       + f", detokenized sacreBLEU {r['bleu_detokenized']:.2f}." + (f" {r['note']}." if r.get("note") else ""),

@@ -28,6 +28,18 @@ def test_recorded_rows_show_speedups_and_commands_and_the_others_say_not_run_yet
     assert "python3 nmt.py --do_training X\npython3 nmt.py --do_testing Y" in text and "Why." in text
 
 
+def test_a_row_the_thesis_did_not_run_shows_dashes_for_the_thesis_and_names_its_attention():
+    spec = next(s for s in EXPERIMENTS["exp3_en_de"] if s["thesis"] is None)
+    recorded = {"name": spec["name"], "bleu": 45.0, "bleu_detokenized": 44.9, "best_dev_perplexity": 3.5,
+                "epochs": 30, "best_epoch": 10, "train_seconds": 2000, "test_seconds": 20,
+                "train_command": "X", "test_command": "Y", "machine": "M", "date": "D"}
+    for rows, ours in (([], "not run yet"), ([recorded], "**45.00**")):
+        line = next(line for line in results_table.table("exp3_en_de", rows) if line.startswith(f"| {spec['name']} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[2:5] == ["seq2seq + content attention", ours, "–"]
+        assert cells[8] == "–" and cells[10] == "–"  # no speed-up without the thesis's seconds
+
+
 def test_a_recorded_transduction_cell_sits_beside_the_papers_figures_and_the_others_say_not_run_yet():
     tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "python3 nmt.py --do_testing T"}
     cell = {"task": "copy", "model": "queue_lstm", "training_lengths": tested, "longer": dict(tested, coarse=0.25),
