@@ -19,9 +19,10 @@ def read(checkpoint, path, purpose):
     """Restore ``checkpoint`` (a tf.train.Checkpoint) from ``path`` with every existing object
     matched; returns the load status. Values it does not use (a state's ``save_counter``, the
     optimiser slots when only weights are wanted) are expected: TensorFlow would warn of them at
-    exit. ``purpose`` completes "cannot ..." in the error."""
+    exit, also after a mismatch, so they are expected before the match is asserted. ``purpose``
+    completes "cannot ..." in the error."""
     try:
-        return checkpoint.read(path).assert_existing_objects_matched().expect_partial()
+        return checkpoint.read(path).expect_partial().assert_existing_objects_matched()
     except READ_ERRORS as e:
         raise UserError(f"{path}: cannot {purpose} ({str(e).split(chr(10))[0]})") from None
 
