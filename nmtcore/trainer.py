@@ -19,8 +19,19 @@ from nmtcore.data import make_dataset
 from nmtcore.errors import UserError
 
 
+def make_optimizer(name, learning_rate, variables):
+    """The ``--optimizer`` of one variable group, its slots made now (outside any compiled step):
+    LazyAdam as the thesis, or plain SGD, whose updates are the learning rate times the (clipped)
+    gradient, as in McCoy et al.'s code."""
+    if name == "adam":
+        return addons.lazy_adam(learning_rate, variables)
+    optimizer = tf.keras.optimizers.legacy.SGD(learning_rate=learning_rate)
+    optimizer._create_all_weights(variables)  # noqa: SLF001 (as addons.lazy_adam: no public way)
+    return optimizer
+
+
 class Trainer:
-    """Trains ``model`` with one LazyAdam per variable group (``model.variable_groups()``)."""
+    """Trains ``model`` with one optimiser per variable group (``model.variable_groups()``)."""
 
     def __init__(self, model):
         self.model, self.config = model, model.config.training
@@ -32,10 +43,11 @@ class Trainer:
 
     @property
     def optimizers(self):
-        """One LazyAdam per variable group; made on first use, in the strategy's scope."""
+        """One optimiser per variable group; made on first use, in the strategy's scope."""
         if self._optimizers is None:
             with self.strategy.scope():
-                self._optimizers = [addons.lazy_adam(lr, vs) for _, vs, lr in self.model.variable_groups()]
+                self._optimizers = [make_optimizer(self.config.optimizer, lr, vs)
+                                    for _, vs, lr in self.model.variable_groups()]
         return self._optimizers
 
     # ----- data order and noise -------------------------------------------------------------------

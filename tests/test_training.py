@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from nmtcore import corpus as corpus_lib, files, training
 from nmtcore.trainer import Trainer
@@ -40,6 +41,24 @@ def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
     with pytest.raises(UserError, match="training diverged: loss or gradient is not finite at epoch 1, step 1; "
                                         "the best weights so far are in "):
         training.train(trainer, corpus, str(tmp_path), log=lambda _: None)
+
+
+@pytest.mark.parametrize("clip", [1e9, 0.01])
+def test_sgd_moves_every_weight_by_the_learning_rate_times_its_clipped_gradient(setup, clip):
+    """--optimizer=sgd is plain SGD (McCoy et al.'s): no momentum, no per-weight scaling."""
+    make_trainer, corpus = setup
+    trainer = make_trainer(optimizer="sgd", learning_rate=0.5, gradient_clip=clip)  # no dropout: no draws
+    kind, batch = next(trainer.epoch_batches(corpus, 1, np.random.default_rng(0)))
+    variables = trainer.model.trainable_variables
+    with tf.GradientTape() as tape:
+        per_sentence, extra, _ = trainer.model.sentence_losses(batch, kind)
+        loss = tf.reduce_sum(per_sentence) / tf.cast(tf.shape(per_sentence)[0], tf.float32) + extra
+    grads, _ = tf.clip_by_global_norm([tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)], clip)
+    expected = [v.numpy() - 0.5 * g.numpy() for v, g in zip(variables, grads)]
+    trainer.train_step(batch, kind)
+    for v, e in zip(variables, expected):
+        np.testing.assert_allclose(v.numpy(), e, atol=1e-5, err_msg=v.name)
+    assert trainer.optimizers[0].get_slot_names() == []
 
 
 @pytest.mark.parametrize("stats, message", [
