@@ -144,6 +144,10 @@ class TrainingConfig:
     both_directions: bool = option(
         False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
         "A), so that one model translates both ways", legacy=False, only=AMORTIZED)
+    teacher_forcing: float = option(
+        1.0, "--model=encdec: the probability that a training batch's decoder reads the target's previous words; "
+        "otherwise it reads its own previous greedy predictions (McCoy et al.'s code: 0.5)", 0, 1, legacy=1.0,
+        only=ENCDEC)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
     monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never; not saved)", 0, 1e6,
                                 saved=False)

@@ -127,7 +127,38 @@ class EncoderDecoder(NMTModel):
                              initializer=(tf.zeros([batch, self.config.model.units]), states))
         return tf.transpose(outputs, [1, 0, 2])
 
+    def _free_running_logits(self, src, tgt, rng):
+        """Training without teacher forcing: each step reads the embedding of the word the decoder
+        itself predicted (greedily) at the step before, as McCoy et al.'s code trained on half of its
+        batches; each step's prediction is still scored against the target's word there."""
+        start = self._start(src, rng)
+        states, memory = start if self.attentive else (start, None)
+        batch = tf.shape(tgt)[0]
+        masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
+
+        def body(carry, _):
+            _, tokens, states = carry
+            embedded = self.tgt_embedding(tokens)
+            if self.attentive:
+                output, (states, _) = self._attentive_step(embedded, (states, memory), masks)
+            else:
+                output, states = self.decoder.step(embedded, states, dropout_masks=masks)
+            logits = self.output_layer(output)
+            return logits, tf.argmax(logits, axis=-1, output_type=tokens.dtype), states
+
+        first = decoder_inputs(tgt)[:, 0]  # <start>
+        logits, _, _ = tf.scan(body, tf.transpose(tgt), initializer=(
+            tf.zeros([batch, len(self.vocab2)]), first, states))
+        return tf.transpose(logits, [1, 0, 2])
+
     def _target_logits(self, src, tgt, rng=None):
+        forcing = self.config.training.teacher_forcing
+        if rng is not None and forcing < 1:  # training: a coin per batch, from the epoch's generator
+            return tf.cond(rng.uniform([]) < forcing, lambda: self._teacher_forced_logits(src, tgt, rng),
+                           lambda: self._free_running_logits(src, tgt, rng))
+        return self._teacher_forced_logits(src, tgt, rng)
+
+    def _teacher_forced_logits(self, src, tgt, rng=None):
         embedded = self.tgt_embedding(decoder_inputs(tgt))
         if self.attentive:
             teacher_forced = self._luong_outputs if self.luong else self._attentive_outputs

@@ -81,7 +81,9 @@ MEMORY = ["--memory_width=4", "--pop_bias=-0.5", "--beam_size=1"]
 # class with one head (the same variables), and a cell or attention of another kind changes the
 # weights' shapes, not what the checkpoint holds.
 RUNS = {
-    "encdec_gru_content": ("translation", ["--model=encdec", *LAYERS, "--cell=gru", "--attention=content"], "model/attention"),
+    # --teacher_forcing: a coin per batch, drawn from the epoch's generator too.
+    "encdec_gru_content": ("translation", ["--model=encdec", *LAYERS, "--cell=gru", "--attention=content",
+                                           "--teacher_forcing=0.5"], "model/attention"),
     "encdec_srn_location_questions": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
                                                              "--attention_positions=8"], "model/attention"),
     "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end"], "model/network/pop"),

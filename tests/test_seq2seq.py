@@ -37,6 +37,31 @@ def test_decoder_steps_one_at_a_time_equal_teacher_forcing(cell, attention):
     np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
 
 
+def greedy_logits(model, src, steps):
+    """The logits of each step when the decoder reads its own previous greedy prediction."""
+    state, tokens, stepped = model.decoder_start(src, False), decoder_inputs(TGT)[:, 0], []
+    for _ in range(steps):
+        logits, state = model.decoder_step(tokens, state, False)
+        tokens = tf.argmax(logits, axis=-1, output_type=tokens.dtype)
+        stepped.append(logits.numpy())
+    return np.stack(stepped, axis=1)
+
+
+@pytest.mark.parametrize("cell,attention,style", [("gru", "none", "bahdanau"), ("lstm", "content", "bahdanau"),
+                                                  ("srn", "location", "luong")])
+def test_training_without_teacher_forcing_reads_the_decoders_own_greedy_predictions(cell, attention, style):
+    rng = tf.random.Generator.from_seed(1)
+    for forcing in (0.0, 0.5):
+        model = model_of(cell, attention, attention_style=style, teacher_forcing=forcing)
+        forced, free = model._target_logits(SRC, TGT).numpy(), greedy_logits(model, SRC, TGT.shape[1])
+        assert not np.allclose(free, forced, atol=1e-3)  # untrained, its own predictions are not the targets
+        trained = [model._target_logits(SRC, TGT, rng).numpy() for _ in range(1 if forcing == 0 else 12)]
+        kinds = {next(kind for kind, reference in (("free", free), ("forced", forced))
+                      if np.allclose(logits, reference, atol=1e-5)) for logits in trained}
+        # A coin per batch: both kinds among 12 batches at 0.5 (p = 1 - 2 / 2**12)
+        assert kinds == ({"free"} if forcing == 0 else {"free", "forced"})
+
+
 @pytest.mark.parametrize("attention", ["location", "content"])
 def test_a_sentence_translates_the_same_alone_and_in_a_beam_searched_batch(attention):
     """Beam search tiles and reorders the attention memory with the decoder state, and padding
