@@ -137,14 +137,10 @@ class EncoderDecoder(NMTModel):
         masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
 
         def body(carry, _):
+            # The attention memory stays out of the carry: tf.scan would stack a copy per step.
             _, tokens, states = carry
-            embedded = self.tgt_embedding(tokens)
-            if self.attentive:
-                output, (states, _) = self._attentive_step(embedded, (states, memory), masks)
-            else:
-                output, states = self.decoder.step(embedded, states, dropout_masks=masks)
-            logits = self.output_layer(output)
-            return logits, tf.argmax(logits, axis=-1, output_type=tokens.dtype), states
+            logits, state = self._word_step(tokens, (states, memory) if self.attentive else states, masks)
+            return logits, tf.argmax(logits, axis=-1, output_type=tokens.dtype), state[0] if self.attentive else state
 
         first = decoder_inputs(tgt)[:, 0]  # <start>
         logits, _, _ = tf.scan(body, tf.transpose(tgt), initializer=(
@@ -179,9 +175,14 @@ class EncoderDecoder(NMTModel):
         return self._start(src)
 
     def decoder_step(self, tokens, state, reverse):
+        return self._word_step(tokens, state)
+
+    def _word_step(self, tokens, state, dropout_masks=None):
+        """One decoder step from the previous words (N,): (logits (N, V), new state); the search's
+        step, and with ``dropout_masks`` training's without teacher forcing."""
         embedded = self.tgt_embedding(tokens)
         if self.attentive:
-            output, state = self._attentive_step(embedded, state)
+            output, state = self._attentive_step(embedded, state, dropout_masks)
         else:
-            output, state = self.decoder.step(embedded, state)
+            output, state = self.decoder.step(embedded, state, dropout_masks=dropout_masks)
         return self.output_layer(output), state
