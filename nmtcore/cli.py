@@ -197,7 +197,7 @@ def train_command(models, tasks, given, args):
         if not resuming:
             print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {working_dir}")
         with interrupts.safe_points(), strategy.scope():
-            training.train(trainer, corpus, working_dir)
+            training.train(trainer, corpus, working_dir, task)
 
 
 def check_resumable(working_dir, models, config, given):

@@ -117,6 +117,10 @@ class TrainingConfig:
     batch_size: int = option(64, "sentences per training batch", 1, 1e6)
     gradient_clip: float = option(1.0, "global-norm clip", 0, 1e9, low_open=True)
     early_stopping_steps: int = option(20, "epochs without dev improvement before stopping", 1, 1e6)
+    early_stopping_metric: str = option(
+        "perplexity", "what chooses the best epoch and stops training: the dev perplexity, or the task's dev score "
+        "(score: BLEU, coarse accuracy, accuracy or full-sentence accuracy, of the dev set translated with "
+        "--beam_size; a tie is no improvement)", choices=("perplexity", "score"), legacy="perplexity")
     max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
     dev_every: int = option(1, "measure the dev perplexity every Nth epoch (the thesis's code: 2)", 1, 1e6,
                             legacy=1)

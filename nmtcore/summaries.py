@@ -8,7 +8,7 @@ from nmtcore import files
 
 # training_stats.json names -> TensorBoard tags; ``mean_<term>`` rows become ``train/<term>``,
 # and names that already hold a "/" (``pb/...``, ``learning_rate/...``, ``monitor/...``) stay.
-TAGS = {"train_perplexity": "perplexity/train", "dev_perplexity": "perplexity/dev",
+TAGS = {"train_perplexity": "perplexity/train", "dev_perplexity": "perplexity/dev", "dev_score": "score/dev",
         "seconds": "time/epoch_seconds", "train_seconds": "time/train_seconds"}
 
 

@@ -37,12 +37,15 @@ def is_finished(stats, config):
     return bool(stats) and (stats["waited"] >= t.early_stopping_steps or len(stats["epochs"]) >= t.max_epochs)
 
 
-def train(trainer, corpus, working_dir, log=print):
-    """Train until the dev perplexity has not improved for ``early_stopping_steps`` epochs.
+def train(trainer, corpus, working_dir, task=None, log=print):
+    """Train until the dev measure has not improved for ``early_stopping_steps`` epochs.
 
     The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ...; an epoch
     without a measurement counts as one without improvement, as in the thesis's code (which
     measured every second epoch, and for a recognising model that is most of an epoch's time).
+    With --early_stopping_metric=score the measured epochs also translate the dev set, and the
+    ``task``'s score of it (``dev_score``) decides instead: a model can reach its best outputs
+    before its best perplexity (McCoy et al. stopped question formation on dev accuracy).
 
     After every epoch the whole training state (weights, PB tables, optimiser slots, early-stopping
     state) is checkpointed under ``<working_dir>/state``, and ``training_stats.json`` names that
@@ -63,15 +66,14 @@ def train(trainer, corpus, working_dir, log=print):
         log(f"resuming {working_dir} after epoch {len(stats['epochs'])}")
     else:
         stats = {"epochs": [], "best_epoch": None, "best_dev_perplexity": None, "waited": 0, "total_seconds": 0.0}
-    best = stats["best_dev_perplexity"] if stats["best_epoch"] else math.inf
+    scorer = (lambda: dev_score(translator, task, corpus)) if t.early_stopping_metric == "score" else None
     summaries = Summaries(working_dir)
     for epoch in range(len(stats["epochs"]) + 1, t.max_epochs + 1):
         measured = (epoch - 1) % t.dev_every == 0
-        row = epoch_row(trainer, translator, corpus, epoch, checkpoints.best_dir, measured)
-        improved = measured and row["dev_perplexity"] < best
+        row = epoch_row(trainer, translator, corpus, epoch, checkpoints.best_dir, measured, scorer)
+        improved = measured and improves(row, stats, t.early_stopping_metric)
         if improved:
-            best = row["dev_perplexity"]
-            stats.update(best_epoch=epoch, best_dev_perplexity=best, waited=0)
+            stats.update(best_epoch=epoch, best_dev_perplexity=row["dev_perplexity"], waited=0)
         else:
             stats["waited"] += 1
         stats["epochs"].append(row)
@@ -86,6 +88,32 @@ def train(trainer, corpus, working_dir, log=print):
     log(f"best epoch {stats['best_epoch']} (dev perplexity {stats['best_dev_perplexity']:.4f}), "
         f"{stats['total_seconds']:.0f}s of training in all")
     return stats
+
+
+# --early_stopping_metric -> (the epoch row's measure it compares, whether larger is better)
+DEV_MEASURES = {"perplexity": ("dev_perplexity", False), "score": ("dev_score", True)}
+
+
+def improves(row, stats, metric):
+    """Whether a measured epoch's ``row`` beats the best epoch of ``stats`` by ``metric``; a tie
+    does not, so that the first epoch to reach a score stays the best (the one trained least)."""
+    key, larger = DEV_MEASURES[metric]
+    if stats["best_epoch"] is None:
+        best = -math.inf if larger else math.inf
+    else:
+        best = stats["epochs"][stats["best_epoch"] - 1][key]
+    return row[key] > best if larger else row[key] < best
+
+
+def dev_score(translator, task, corpus):
+    """The ``task``'s score (its ``dev_metric``) of the dev set translated with --beam_size. The
+    references are read through the target vocabulary: for translation, their out-of-vocabulary
+    words count as ``<unk>`` (the other tasks refuse such words in training data)."""
+    model = translator.model
+    outputs, _ = translator.translate_ids(corpus.dev_src)
+    sources, hypotheses, references = ([vocab.decode(ids) for ids in side] for vocab, side in (
+        (model.vocab1, corpus.dev_src), (model.vocab2, outputs), (model.vocab2, corpus.dev_tgt)))
+    return task.score(sources, hypotheses, references, model.config.data.lang2)[task.dev_metric]
 
 
 def save_epoch(checkpoints, stats, working_dir, improved):
@@ -107,12 +135,14 @@ def save_epoch(checkpoints, stats, working_dir, improved):
                         f"written, to resume after epoch {epoch - 1}") from None
 
 
-def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True):
-    """Train one epoch, then (if ``measure_dev``) measure the dev perplexity; the epoch's row of
-    statistics, which has no ``dev_perplexity`` without it."""
+def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, scorer=None):
+    """Train one epoch, then (if ``measure_dev``) measure the dev perplexity, and with a
+    ``scorer`` the dev score; the epoch's row of statistics, which has neither without it."""
     started = time.time()
     trained = trainer.train_epoch(corpus, epoch, best_dir)
     dev = {"dev_perplexity": translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt)} if measure_dev else {}
+    if measure_dev and scorer:
+        dev["dev_score"] = scorer()
     row = {"epoch": epoch, "train_perplexity": trained.pop("train_perplexity"), **dev,
            "train_seconds": trained.pop("train_seconds"), "seconds": time.time() - started,
            **trained, **translator.model.summary_scalars()}
@@ -125,6 +155,7 @@ def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True):
 def epoch_line(row, improved):
     """The line an epoch logs."""
     monitored = f"  dev BLEU {row['monitor/dev_bleu']:.2f}" if "monitor/dev_bleu" in row else ""
+    monitored += f"  dev score {row['dev_score']:.4f}" if "dev_score" in row else ""
     dev = f"{row['dev_perplexity']:.4f}" if "dev_perplexity" in row else "not measured"
     return (f"epoch {row['epoch']}: train ppl {row['train_perplexity']:.4f}  dev ppl {dev}{monitored}  "
             f"{row['seconds']:.1f}s{'  (best)' if improved else ''}")

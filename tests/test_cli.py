@@ -88,6 +88,7 @@ NO_FILES = ["--train_set1=a", "--train_set2=b", "--dev_set1=c", "--dev_set2=d"]
     (["--query=hi", "--refine_steps=-1"], "--refine_steps=-1: must be >= 0"),
     (["--do_training", "--amortize=tables"], "argument --amortize: invalid choice: 'tables'"),
     (["--do_training", "--optimizer=adagrad"], "argument --optimizer: invalid choice: 'adagrad'"),
+    (["--do_training", "--early_stopping_metric=bleu"], "argument --early_stopping_metric: invalid choice: 'bleu'"),
     (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
     (["--do_testing"], "--do_testing needs --test_set"),
     (["--units=8"], "nothing to do"),

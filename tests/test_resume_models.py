@@ -84,8 +84,10 @@ RUNS = {
     # --teacher_forcing: a coin per batch, drawn from the epoch's generator too.
     "encdec_gru_content": ("translation", ["--model=encdec", *LAYERS, "--cell=gru", "--attention=content",
                                            "--teacher_forcing=0.5"], "model/attention"),
+    # --early_stopping_metric=score: the best epoch so far, by dev score, is resumed too.
     "encdec_srn_location_questions": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
-                                                             "--attention_positions=8"], "model/attention"),
+                                                             "--attention_positions=8", "--early_stopping_metric=score"],
+                                      "model/attention"),
     "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end"], "model/network/pop"),
     "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/"),
     "encdec_soft_inflection": ("inflection", ["--model=encdec", *LAYERS, "--bidirectional", "--attention=content",
@@ -139,8 +141,8 @@ def test_a_run_stopped_after_an_epoch_resumes_into_the_uninterrupted_run(name, t
 
     assert [row["epoch"] for row in epochs(parts)] == [1, 2]
     for a, b in zip(epochs(whole), epochs(parts)):
-        for key in ("train_perplexity", "dev_perplexity"):
-            assert b[key] == pytest.approx(a[key], abs=1e-5), (a["epoch"], key)
+        for key in ("train_perplexity", "dev_perplexity", "dev_score"):
+            assert b.get(key) == pytest.approx(a.get(key), abs=1e-5), (a["epoch"], key)
     for folder in ("best", "state"):
         expected, got = latest_variables(whole, folder), latest_variables(parts, folder)
         assert expected.keys() == got.keys()
@@ -149,3 +151,24 @@ def test_a_run_stopped_after_an_epoch_resumes_into_the_uninterrupted_run(name, t
             np.testing.assert_allclose(got[key], value, atol=1e-6, err_msg=f"{folder}: {key}")
     state = latest_variables(parts, "state")  # the model's own parts' Adam moments among them
     assert any(key.startswith(own) and "/.OPTIMIZER_SLOT/optimizer_0/" in key for key in state), sorted(state)
+
+
+@pytest.mark.parametrize("name", ["encdec_srn_location_questions", "hard_attention"])
+def test_the_dev_score_that_chose_the_best_epoch_is_the_score_testing_reports_on_dev(name, tmp_path, capsys):
+    """--early_stopping_metric=score scores the dev set as --do_testing scores a test set (for
+    inflection, gold forms from the dev set's oracle actions), and best/ is the epoch it chose."""
+    task, flags, _ = RUNS[name]
+    data = tmp_path / "data"
+    data.mkdir()
+    files = FILES[task](data)
+    working_dir = tmp_path / "run"
+    flags = [flag for flag in flags if not flag.startswith("--early_stopping_metric")]
+    train(f"--task={task}", *files, *SMALL, *flags, "--early_stopping_metric=score", "--max_epochs=3",
+          "--early_stopping_steps=3", f"--working_dir={working_dir}")
+    stats = json.loads((working_dir / "training_stats.json").read_text())
+    scores = [row["dev_score"] for row in stats["epochs"]]
+    assert stats["best_epoch"] == scores.index(max(scores)) + 1
+    dev = next(f.split("=", 1)[1] for f in files if f.startswith("--dev_set1="))
+    assert cli.main(models(), tasks(), ["--do_testing", f"--test_set={dev}", f"--working_dir={working_dir}"]) == 0
+    tested = json.loads((working_dir / "testing_stats.json").read_text())
+    assert tested[tasks()[task].dev_metric] == pytest.approx(max(scores), abs=1e-9)

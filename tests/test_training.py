@@ -118,3 +118,39 @@ def test_a_failed_statistics_write_keeps_the_last_epoch_resumable(setup, tmp_pat
     lines = []
     stats = training.train(make_trainer(max_epochs=2), corpus, str(tmp_path), log=lines.append)
     assert lines[0] == f"resuming {tmp_path} after epoch 1" and len(stats["epochs"]) == 2
+
+
+@pytest.mark.slow  # trains four epochs
+def test_a_score_chooses_the_best_epoch_and_a_tie_does_not_improve_on_it(setup, tmp_path, monkeypatch):
+    """--early_stopping_metric=score: the epoch of the highest dev score is the best, the first of
+    a tie; early stopping counts the epochs since; best/ holds that epoch's weights."""
+    make_trainer, corpus = setup
+    scripted = iter([0.2, 0.5, 0.5, 0.4, 0.9])
+    monkeypatch.setattr(training, "dev_score", lambda translator, task, corpus: next(scripted))
+    trainer = make_trainer(early_stopping_metric="score", max_epochs=5, early_stopping_steps=2)
+    weights_after = {}
+    save_epoch = training.save_epoch
+
+    def save_and_remember(checkpoints, stats, working_dir, improved):
+        save_epoch(checkpoints, stats, working_dir, improved)
+        weights_after[len(stats["epochs"])] = [v.numpy() for v in trainer.model.trainable_variables]
+
+    monkeypatch.setattr(training, "save_epoch", save_and_remember)
+    lines = []
+    stats = training.train(trainer, corpus, str(tmp_path), log=lines.append)
+    assert [row["dev_score"] for row in stats["epochs"]] == [0.2, 0.5, 0.5, 0.4]  # stopped: 2 without a better
+    assert stats["best_epoch"] == 2 and stats["waited"] == 2
+    assert stats["best_dev_perplexity"] == stats["epochs"][1]["dev_perplexity"]
+    assert "dev score 0.5000" in lines[1] and "(best)" in lines[1] and "(best)" not in lines[2]
+    for restored, remembered in zip(trainer.model.trainable_variables, weights_after[2]):
+        np.testing.assert_array_equal(restored.numpy(), remembered)
+
+
+def test_perplexity_improves_downwards_and_a_score_upwards():
+    stats = {"best_epoch": 1, "epochs": [{"dev_perplexity": 3.0, "dev_score": 0.5}]}
+    assert training.improves({"dev_perplexity": 2.9}, stats, "perplexity")
+    assert not training.improves({"dev_perplexity": 3.0}, stats, "perplexity")
+    assert training.improves({"dev_score": 0.6}, stats, "score")
+    assert not training.improves({"dev_score": 0.5}, stats, "score")
+    assert training.improves({"dev_score": 0.0}, {"best_epoch": None, "epochs": []}, "score")
+    assert not training.improves({"dev_perplexity": float("nan")}, {"best_epoch": None, "epochs": []}, "perplexity")

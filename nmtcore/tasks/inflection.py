@@ -100,6 +100,7 @@ class InflectionTask:
 
     name = "inflection"
     required_files = ("train_set1", "dev_set1")
+    dev_metric = "accuracy"  # the paper kept the epoch of best dev accuracy
     _unused_files = ("train_set2", "dev_set2", "mono_set1", "mono_set2")
 
     def __init__(self, config=None):
@@ -165,9 +166,10 @@ class InflectionTask:
         return gold
 
     def score(self, sources, hypotheses, references, target_language):
-        """{accuracy, mean_levenshtein} of output action sequences against gold forms."""
+        """{accuracy, mean_levenshtein} of output action sequences against gold forms: character
+        lists (a test file's), or action sequences (the dev set as training reads it)."""
         predictions = [form_of(h) for h in hypotheses]
-        gold = ["".join(r) for r in references]
+        gold = [form_of(r) for r in references]
         return {"accuracy": coarse_accuracy(predictions, gold),
                 "mean_levenshtein": mean_levenshtein(predictions, gold)}
 

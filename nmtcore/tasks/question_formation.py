@@ -28,6 +28,7 @@ class QuestionFormationTask(TransductionTask):
     """Declaratives and task words in, the sentence or its question out."""
 
     name = "question_formation"
+    dev_metric = "full_sentence_accuracy"  # the authors' code stopped on it (the README's question formation)
 
     def __init__(self, config=None):
         super().__init__(config)

@@ -28,6 +28,7 @@ class TransductionTask(TranslationTask):
     """Symbol sequences in, symbol sequences out; right only when exactly right."""
 
     name = "transduction"
+    dev_metric = "coarse_accuracy"
 
     def load_corpus(self, data_files, config, vocabularies=None):
         """The translation task's corpus, refused when the vocabularies (``--vocab1_max``,

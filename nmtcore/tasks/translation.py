@@ -55,6 +55,7 @@ class TranslationTask:
 
     name = "translation"
     required_files = ("train_set1", "train_set2", "dev_set1", "dev_set2")  # what --do_training needs
+    dev_metric = "bleu"  # the score of ``score`` that --early_stopping_metric=score maximises
 
     def __init__(self, config=None):
         self.config = config  # the run's ``nmtcore.config.Config`` (None where a task needs none)
