@@ -177,7 +177,7 @@ def question_formation_table(cells):
     """McCoy, Frank & Linzen 2018's medians beside our cells (``run_question_formation.py``): per
     cell the medians over its restarts of full-sentence accuracy on a set drawn like the test set
     and of first-word accuracy on the generalization set, and the minutes one restart trained."""
-    done = {c["cell"]: c for c in cells}
+    done = {c["cell"]: c for c in cells if c.get("stopping", "perplexity") == "perplexity"}
     lines = ["### Question formation (McCoy, Frank & Linzen 2018), seq-to-seq with attention", "",
              "Medians over a cell's restarts (seeds 1..N) of full-sentence accuracy and of generalization first-word",
              "accuracy (is the main auxiliary in front?). Ours are **dev** figures: the shared `question.dev` (drawn",
@@ -186,31 +186,41 @@ def question_formation_table(cells):
              "predictions (by generalization first-word accuracy) are in `results/question_formation/`, scored",
              "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget:",
              f"a restart trains at most {TRAIN_SECONDS // 60} minutes; the table gives each cell's minutes and epochs, and",
-             "marks the restarts the budget stopped.", "",
-             "| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
-             "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
-             "median restart |", "|---|" + "---|" * 8]
-    for name in CELLS:
-        paper = " | ".join(fmt(x, 3) for x in QUESTION_PAPER[name])
-        c = done.get(name)
-        if c is None:
-            lines.append(f"| {name} | not run yet | – | – | {paper} | – | – | – |")
-            continue
-        minutes = [r["train_seconds"] / 60 for r in c["restarts"]]
-        runs = ", ".join(f"{r['epochs']} ({r['best_epoch']})" + ("*" if r["stopped"] == "time budget" else "")
-                         for r in c["restarts"])
-        lines.append(f"| {name} | {len(c['restarts'])} | **{fmt(c['median']['dev_full_sentence_accuracy'], 3)}** | "
-                     f"**{fmt(c['median']['gen_first_word_accuracy'], 3)}** | {paper} | "
-                     f"{fmt(statistics.median(minutes), 1)} ({fmt(max(minutes), 1)}) | {runs} | "
-                     f"seed{c['median']['restart']} |")
+             "marks the restarts the budget stopped. Each restart's best epoch is that of its best dev perplexity",
+             "(2 epochs' patience).", "", *QUESTION_HEADER]
+    lines += [question_row(name, done.get(name)) for name in CELLS]
+    by_accuracy = [c for c in cells if c.get("stopping") == "score"]
+    if by_accuracy:
+        lines += ["", "Cells stopped as the authors' code stopped (`run_question_formation.py --stopping score`): the",
+                  "best epoch is the first of best dev full-sentence accuracy, 1 epoch's patience.", "",
+                  *QUESTION_HEADER, *(question_row(c["cell"], c) for c in by_accuracy)]
     lines += ["", "\\* stopped by the time budget.", ""]
     for c in cells:
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
         tests = [median[name]["test_command"] for name in ("dev", "gen", "test_covered", "gen_covered")]
-        lines += [f"`{c['cell']}` ({c['date']}, {c['machine']}): predictions of its median restart in "
+        name = c["cell"] + (f" (--stopping {c['stopping']})" if c.get("stopping", "perplexity") != "perplexity" else "")
+        lines += [f"`{name}` ({c['date']}, {c['machine']}): predictions of its median restart in "
                   f"`{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
                   "```", c["generate_command"], *[r["train_command"] for r in c["restarts"]], *tests, "```", ""]
     return lines
+
+
+QUESTION_HEADER = ["| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
+                   "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
+                   "median restart |", "|---|" + "---|" * 8]
+
+
+def question_row(name, c):
+    """The table row of cell ``name``, recorded as ``c`` (None: not run yet)."""
+    paper = " | ".join(fmt(x, 3) for x in QUESTION_PAPER[name])
+    if c is None:
+        return f"| {name} | not run yet | – | – | {paper} | – | – | – |"
+    minutes = [r["train_seconds"] / 60 for r in c["restarts"]]
+    runs = ", ".join(f"{r['epochs']} ({r['best_epoch']})" + ("*" if r["stopped"] == "time budget" else "")
+                     for r in c["restarts"])
+    return (f"| {name} | {len(c['restarts'])} | **{fmt(c['median']['dev_full_sentence_accuracy'], 3)}** | "
+            f"**{fmt(c['median']['gen_first_word_accuracy'], 3)}** | {paper} | "
+            f"{fmt(statistics.median(minutes), 1)} ({fmt(max(minutes), 1)}) | {runs} | seed{c['median']['restart']} |")
 
 
 def benchmark_table(recorded):

@@ -3,18 +3,20 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
+                                                  [--stopping perplexity|score]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
 restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
-``<work>/question_formation/<cell>/seed<N>``. The same command again resumes an interrupted
+``<work>/question_formation/<cell>/seed<N>`` (``<cell>.score/`` with ``--stopping score``, the
+authors' criterion: ``question_experiments.STOPPING``). The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
 Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the
 restarts, and the median restart, whose two prediction files are copied to
-``run_scripts/results/question_formation/<cell>.test.tsv`` / ``<cell>.gen.tsv``. A cell already
-recorded is replaced; the others are kept.
+``run_scripts/results/question_formation/<cell>.test.tsv`` / ``<cell>.gen.tsv`` (``<cell>.score.*``).
+A cell already recorded with the same stopping criterion is replaced; the others are kept.
 """
 
 import argparse
@@ -30,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
-from question_experiments import CELLS, GENERATE, RESTARTS, TESTING, TRAIN_SECONDS, training_flags  # noqa: E402
+from question_experiments import CELLS, GENERATE, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
+from question_experiments import run_name, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -57,9 +60,9 @@ def test(test_set, working_dir, name):
     return dict(kept, test_seconds=round(stats["testing_time"], 1), test_command=shown(command))
 
 
-def run_restart(cell, seed, data, shared, working_dir, budget, log):
+def run_restart(cell, seed, data, shared, working_dir, budget, log, stopping="perplexity"):
     """Train one restart within ``budget`` seconds (or resume it, or skip it when finished) and test it."""
-    command = [sys.executable, "-u", NMT, *training_flags(cell, seed), f"--grammar={shared}/question.gr",
+    command = [sys.executable, "-u", NMT, *training_flags(cell, seed, stopping), f"--grammar={shared}/question.gr",
                f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt", f"--dev_set1={data}/dev.src",
                f"--dev_set2={data}/dev.tgt", f"--working_dir={working_dir}"]
     trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
@@ -86,30 +89,37 @@ def medians(restarts):
             "restart": median_restart(restarts)["seed"]}
 
 
-def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS):
-    """Train and test ``restarts`` restarts of ``cell``; keep its median restart's predictions; its record."""
+def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping="perplexity"):
+    """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping``; keep its median
+    restart's predictions; its record."""
     data = os.path.abspath(os.path.join(work, "question_formation", "data"))
     generated = generate(shared, data)
-    base = os.path.abspath(os.path.join(work, "question_formation", cell))
-    recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log)
+    base = os.path.abspath(os.path.join(work, "question_formation", run_name(cell, stopping)))
+    recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log, stopping)
                 for seed in range(1, restarts + 1)]
     middle = medians(recorded)
     predictions = {}
     for name in PREDICTED:
-        kept = os.path.join(results, "question_formation", f"{cell}.{name}.tsv")
+        kept = os.path.join(results, "question_formation", f"{run_name(cell, stopping)}.{name}.tsv")
         os.makedirs(os.path.dirname(kept), exist_ok=True)
         shutil.copy(os.path.join(base, f"seed{middle['restart']}", f"test_trans_{name}_covered.txt"), kept)
         predictions[name] = os.path.relpath(kept, ROOT)
-    return {"cell": cell, "generate_command": shown(generated), "train_seconds_budget": budget,
+    return {"cell": cell, "stopping": stopping, "generate_command": shown(generated), "train_seconds_budget": budget,
             "restarts": recorded, "median": middle, "predictions": predictions, "machine": machine(),
             "date": time.strftime("%Y-%m-%d")}
 
 
+def stopping_of(cell):
+    """A record's stopping criterion (the records made before there was a choice: ours)."""
+    return cell.get("stopping", "perplexity")
+
+
 def record(cell, note, results=RESULTS):
-    """Keep ``cell`` in results/question_formation.json, replacing the same cell's earlier one."""
+    """Keep ``cell`` in results/question_formation.json, replacing the same cell's earlier one
+    under the same stopping criterion."""
     path = os.path.join(results, "question_formation.json")
     cells = json.load(open(path)) if os.path.isfile(path) else []
-    cells = [c for c in cells if c["cell"] != cell["cell"]]
+    cells = [c for c in cells if (c["cell"], stopping_of(c)) != (cell["cell"], stopping_of(cell))]
     with open(path, "w") as f:
         json.dump([*cells, dict(cell, note=note)], f, indent=2)
         f.write("\n")
@@ -128,6 +138,9 @@ def main():
                         help=f"cells to run: {', '.join(CELLS)}")
     parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
     parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
+    parser.add_argument("--stopping", choices=list(STOPPING), default="perplexity",
+                        help="what chooses a restart's best epoch and stops it: the dev perplexity (the main table's) "
+                             "or the dev full-sentence accuracy (the authors' criterion)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
@@ -138,7 +151,7 @@ def main():
         parser.error(f"--data={args.data}: no {', '.join(missing)}")
     for cell in args.cells:
         recorded = run_cell(cell, args.restarts, os.path.abspath(args.data), args.work, args.train_seconds,
-                            lambda m: print(m, flush=True))
+                            lambda m: print(m, flush=True), stopping=args.stopping)
         record(recorded, args.note)
         print(json.dumps(recorded), flush=True)
 

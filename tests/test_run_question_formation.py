@@ -79,7 +79,7 @@ class FakeRuns:
                 "full_sentence_accuracy": seed / 10, "first_word_accuracy": self.gen[seed]}
 
 
-def fake_cell(tmp_path, monkeypatch, gen):
+def fake_cell(tmp_path, monkeypatch, gen, stopping="perplexity"):
     covered = shared_sets(tmp_path / "shared")
     runs = FakeRuns(gen)
     monkeypatch.setattr(runner, "train_within_budget", runs.train_within_budget)
@@ -87,7 +87,7 @@ def fake_cell(tmp_path, monkeypatch, gen):
     monkeypatch.setattr(runner, "machine", lambda: "M")
     monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=20 --dev=4 --test=4 --gen=4".split())
     cell = runner.run_cell("gru_location", len(gen), str(tmp_path / "shared"), str(tmp_path / "work"), 600, print,
-                           results=str(tmp_path / "results"))
+                           results=str(tmp_path / "results"), stopping=stopping)
     return cell, runs, covered
 
 
@@ -135,6 +135,26 @@ def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_med
     assert "Why." in text and "gru_location.test.tsv" in text
 
 
+def test_the_authors_stopping_criterion_trains_records_and_shows_its_cells_apart(tmp_path, monkeypatch):
+    ours, _, _ = fake_cell(tmp_path / "ours", monkeypatch, {1: 0.3})
+    cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.1}, stopping="score")
+    command = runs.trained[0][0]
+    assert {"--early_stopping_metric=score", "--early_stopping_steps=1"} <= set(command)
+    assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location.score" / "seed1")
+    kept = tmp_path / "results" / "question_formation" / "gru_location.score.test.tsv"
+    assert kept.read_text().splitlines() == [f"{line}\tseed1" for line in covered["test"]]
+    assert cell["stopping"] == "score" and ours["stopping"] == "perplexity"
+    old = {key: value for key, value in ours.items() if key != "stopping"}  # recorded before the choice existed
+    for recorded in (old, cell, dict(cell, note="again")):
+        runner.record(recorded, "", results=str(tmp_path))
+    cells = json.loads((tmp_path / "question_formation.json").read_text())
+    assert [(c["cell"], c.get("stopping")) for c in cells] == [("gru_location", None), ("gru_location", "score")]
+    lines = results_table.question_formation_table(cells)
+    rows = [line for line in lines if line.startswith("| gru_location |")]
+    assert [row.split("|")[4].strip() for row in rows] == ["**0.300**", "**0.100**"]  # ours, then theirs
+    assert "`gru_location (--stopping score)`" in "\n".join(lines)
+
+
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(FakeRuns, "train_within_budget", lambda self, command, working_dir, budget, log: True)
     with pytest.raises(SystemExit, match=r"seed1: no epoch finished within 600 s of training \(give more"):
@@ -146,7 +166,9 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
     assert set(question_experiments.CELLS) == set(question_experiments.PAPER) == {
         f"{u}_{a}" for u in ("srn", "gru", "lstm") for a in ("none", "location", "content")}
     flags = question_experiments.training_flags("lstm_content", 4)
-    assert {"--model=encdec", "--cell=lstm", "--attention=content", "--seed=4", "--beam_size=1"} <= set(flags)
+    assert {"--model=encdec", "--cell=lstm", "--attention=content", "--seed=4", "--beam_size=1",
+            "--early_stopping_steps=2"} <= set(flags)
+    assert not any(f.startswith("--early_stopping_metric") for f in flags)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -170,7 +192,7 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
     monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=48 --dev=8 --test=8 --gen=8".split())
     monkeypatch.setattr(question_experiments, "TRAINING", (
         "--do_training --task=question_formation --embedding_size=8 --units=8 --num_layers=1 --batch_size=16 "
-        "--beam_size=1 --max_epochs=1 --early_stopping_steps=1").split())
+        "--beam_size=1 --max_epochs=1").split())
     logged = []
     run = lambda restarts: runner.run_cell("srn_location", restarts, str(tmp_path / "shared"),  # noqa: E731
                                            str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"))
