@@ -2,6 +2,7 @@
 whole training state (``state/``), read so that a damaged or mismatched one is a one-line UserError,
 and written so that a failed save (a full disk) is one too, leaving the previous checkpoint in place."""
 
+import logging
 import os
 import re
 
@@ -24,7 +25,30 @@ def read(checkpoint, path, purpose):
     try:
         return checkpoint.read(path).expect_partial().assert_existing_objects_matched()
     except READ_ERRORS as e:
+        _quiet_failed_restores()
         raise UserError(f"{path}: cannot {purpose} ({str(e).split(chr(10))[0]})") from None
+
+
+class _FailedRestoreWarnings(logging.Filter):
+    """Drops TensorFlow's warning that a restore left values unused, logged when the restore is
+    collected. A read that fails half done (a variable of another shape) returns no status to
+    call ``expect_partial`` on, and the model keeps the restore until exit, so the warning would
+    follow the one-line error that already said what is wrong (at a test run's exit, onto a closed
+    stream: "--- Logging error ---")."""
+
+    MESSAGES = ("Detecting that an object or model or tf.train.Checkpoint is being deleted with unrestored values",
+                "Value in checkpoint could not be found in the restored object",
+                "An attribute in the restored object could not be found in the checkpoint")
+
+    def filter(self, record):
+        return not str(record.msg).startswith(self.MESSAGES)
+
+
+def _quiet_failed_restores():
+    """Install ``_FailedRestoreWarnings`` on TensorFlow's logger, once (after the first failed read)."""
+    logger = tf.get_logger()
+    if not any(isinstance(f, _FailedRestoreWarnings) for f in logger.filters):
+        logger.addFilter(_FailedRestoreWarnings())
 
 
 class RunCheckpoints:
