@@ -68,6 +68,11 @@ def training_flags(cell, seed, stopping="perplexity"):
     return [*TRAINING, *STOPPING[stopping], *CELLS[cell], f"--seed={seed}"]
 
 
+def stopping_of(record):
+    """A recorded cell's stopping criterion (the records made before there was a choice: ours)."""
+    return record.get("stopping", "perplexity")
+
+
 def run_name(cell, stopping):
     """What a cell's runs under a stopping criterion are called (their working directories and
     prediction files): the cell's name under ours, ``<cell>.<stopping>`` under another."""

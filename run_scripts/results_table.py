@@ -12,7 +12,7 @@ sys.path.insert(0, HERE)
 from experiments import EXPERIMENTS  # noqa: E402
 from inflection_experiments import COLLECTIONS, MODELS  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
-from question_experiments import CELLS, TRAIN_SECONDS  # noqa: E402
+from question_experiments import CELLS, TRAIN_SECONDS, stopping_of  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
@@ -177,7 +177,7 @@ def question_formation_table(cells):
     """McCoy, Frank & Linzen 2018's medians beside our cells (``run_question_formation.py``): per
     cell the medians over its restarts of full-sentence accuracy on a set drawn like the test set
     and of first-word accuracy on the generalization set, and the minutes one restart trained."""
-    done = {c["cell"]: c for c in cells if c.get("stopping", "perplexity") == "perplexity"}
+    done = {c["cell"]: c for c in cells if stopping_of(c) == "perplexity"}
     lines = ["### Question formation (McCoy, Frank & Linzen 2018), seq-to-seq with attention", "",
              "Medians over a cell's restarts (seeds 1..N) of full-sentence accuracy and of generalization first-word",
              "accuracy (is the main auxiliary in front?). Ours are **dev** figures: the shared `question.dev` (drawn",
@@ -189,7 +189,7 @@ def question_formation_table(cells):
              "marks the restarts the budget stopped. Each restart's best epoch is that of its best dev perplexity",
              "(2 epochs' patience).", "", *QUESTION_HEADER]
     lines += [question_row(name, done.get(name)) for name in CELLS]
-    by_accuracy = [c for c in cells if c.get("stopping") == "score"]
+    by_accuracy = [c for c in cells if stopping_of(c) == "score"]
     if by_accuracy:
         lines += ["", "Cells stopped as the authors' code stopped (`run_question_formation.py --stopping score`): the",
                   "best epoch is the first of best dev full-sentence accuracy, 1 epoch's patience.", "",
@@ -198,7 +198,7 @@ def question_formation_table(cells):
     for c in cells:
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
         tests = [median[name]["test_command"] for name in ("dev", "gen", "test_covered", "gen_covered")]
-        name = c["cell"] + (f" (--stopping {c['stopping']})" if c.get("stopping", "perplexity") != "perplexity" else "")
+        name = c["cell"] + (f" (--stopping {stopping_of(c)})" if stopping_of(c) != "perplexity" else "")
         lines += [f"`{name}` ({c['date']}, {c['machine']}): predictions of its median restart in "
                   f"`{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
                   "```", c["generate_command"], *[r["train_command"] for r in c["restarts"]], *tests, "```", ""]

@@ -33,7 +33,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
 from question_experiments import CELLS, GENERATE, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
-from question_experiments import run_name, training_flags  # noqa: E402
+from question_experiments import run_name, stopping_of, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -107,11 +107,6 @@ def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stoppin
     return {"cell": cell, "stopping": stopping, "generate_command": shown(generated), "train_seconds_budget": budget,
             "restarts": recorded, "median": middle, "predictions": predictions, "machine": machine(),
             "date": time.strftime("%Y-%m-%d")}
-
-
-def stopping_of(cell):
-    """A record's stopping criterion (the records made before there was a choice: ours)."""
-    return cell.get("stopping", "perplexity")
 
 
 def record(cell, note, results=RESULTS):
