@@ -174,6 +174,7 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
 @pytest.mark.parametrize("argv, message", [
     (["sru_none"], "argument CELL: invalid choice: 'sru_none'"),
     (["gru_none", "--restarts", "0"], "argument --restarts: 0 is not a positive number"),
+    (["gru_none", "--stopping", "bleu"], "argument --stopping: invalid choice: 'bleu'"),
     (["gru_none", "--data", "{missing}"], "--data={missing}: no question.gr, question.dev, question.test-covered"),
 ])
 def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usage_errors(
