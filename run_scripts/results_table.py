@@ -12,7 +12,7 @@ sys.path.insert(0, HERE)
 from experiments import EXPERIMENTS  # noqa: E402
 from inflection_experiments import COLLECTIONS, MODELS  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
-from question_experiments import CELLS, TRAIN_SECONDS, stopping_of  # noqa: E402
+from question_experiments import CELLS, MAIN_STOPPING, TRAIN_SECONDS, stopping_of  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
@@ -176,8 +176,8 @@ def inflection_row(c, name, kind, paper, ours):
 def question_formation_table(cells):
     """McCoy, Frank & Linzen 2018's medians beside our cells (``run_question_formation.py``): per
     cell the medians over its restarts of full-sentence accuracy on a set drawn like the test set
-    and of first-word accuracy on the generalization set, and the minutes one restart trained."""
-    done = {c["cell"]: c for c in cells if stopping_of(c) == "perplexity"}
+    and of first-word accuracy on the generalization set, and the minutes one restart trained; the
+    main table's stopping criterion first, then the cells stopped by another."""
     lines = ["### Question formation (McCoy, Frank & Linzen 2018), seq-to-seq with attention", "",
              "Medians over a cell's restarts (seeds 1..N) of full-sentence accuracy and of generalization first-word",
              "accuracy (is the main auxiliary in front?). Ours are **dev** figures: the shared `question.dev` (drawn",
@@ -186,21 +186,20 @@ def question_formation_table(cells):
              "predictions (by generalization first-word accuracy) are in `results/question_formation/`, scored",
              "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget:",
              f"a restart trains at most {TRAIN_SECONDS // 60} minutes; the table gives each cell's minutes and epochs, and",
-             "marks the restarts the budget stopped. Each restart's best epoch is that of its best dev perplexity",
-             "(2 epochs' patience).", "", *QUESTION_HEADER]
-    lines += [question_row(name, done.get(name)) for name in CELLS]
-    by_accuracy = [c for c in cells if stopping_of(c) == "score"]
-    if by_accuracy:
-        lines += ["", "Cells stopped as the authors' code stopped (`run_question_formation.py --stopping score`): the",
-                  "best epoch is the first of best dev full-sentence accuracy, 1 epoch's patience.", "",
-                  *QUESTION_HEADER, *(question_row(c["cell"], c) for c in by_accuracy)]
+             "marks the restarts the budget stopped. Each restart's best epoch is the first of its best dev",
+             "full-sentence accuracy (1 epoch's patience), as the authors' code stopped.", "", *QUESTION_HEADER]
+    lines += question_rows(cells, MAIN_STOPPING, with_missing=True)
+    by_perplexity = question_rows(cells, "perplexity")
+    if by_perplexity:
+        lines += ["", "Cells stopped on the dev perplexity (`run_question_formation.py --stopping perplexity`, our first",
+                  "protocol): the best epoch is that of the best dev perplexity, 2 epochs' patience.", "",
+                  *QUESTION_HEADER, *by_perplexity]
     lines += ["", "\\* stopped by the time budget.", ""]
-    for c in cells:
+    for c in sorted(cells, key=lambda c: (stopping_of(c) != MAIN_STOPPING, list(CELLS).index(c["cell"]))):
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
         tests = [median[name]["test_command"] for name in ("dev", "gen", "test_covered", "gen_covered")]
-        name = c["cell"] + (f" (--stopping {stopping_of(c)})" if stopping_of(c) != "perplexity" else "")
-        lines += [f"`{name}` ({c['date']}, {c['machine']}): predictions of its median restart in "
-                  f"`{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
+        lines += [f"`{c['cell']} (--stopping {stopping_of(c)})` ({c['date']}, {c['machine']}): predictions of its median "
+                  f"restart in `{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
                   "```", c["generate_command"], *[r["train_command"] for r in c["restarts"]], *tests, "```", ""]
     return lines
 
@@ -208,6 +207,13 @@ def question_formation_table(cells):
 QUESTION_HEADER = ["| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
                    "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
                    "median restart |", "|---|" + "---|" * 8]
+
+
+def question_rows(cells, stopping, with_missing=False):
+    """The table rows of the cells recorded under ``stopping``, in the paper's order (``with_missing``:
+    also those not run yet)."""
+    done = {c["cell"]: c for c in cells if stopping_of(c) == stopping}
+    return [question_row(name, done.get(name)) for name in CELLS if with_missing or name in done]
 
 
 def question_row(name, c):

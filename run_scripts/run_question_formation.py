@@ -3,19 +3,20 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
-                                                  [--stopping perplexity|score]
+                                                  [--stopping score|perplexity]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
 restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
-``<work>/question_formation/<cell>/seed<N>`` (``<cell>.score/`` with ``--stopping score``, the
-authors' criterion: ``question_experiments.STOPPING``). The same command again resumes an interrupted
+``<work>/question_formation/<cell>.score/seed<N>``, stopped by the authors' criterion, dev
+full-sentence accuracy (``<cell>/`` with ``--stopping perplexity``, our first protocol:
+``question_experiments.STOPPING``). The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
 Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the
 restarts, and the median restart, whose two prediction files are copied to
-``run_scripts/results/question_formation/<cell>.test.tsv`` / ``<cell>.gen.tsv`` (``<cell>.score.*``).
+``run_scripts/results/question_formation/<cell>.score.test.tsv`` / ``<cell>.score.gen.tsv`` (``<cell>.*``).
 A cell already recorded with the same stopping criterion is replaced; the others are kept.
 """
 
@@ -32,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
-from question_experiments import CELLS, GENERATE, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
+from question_experiments import CELLS, GENERATE, MAIN_STOPPING, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
 from question_experiments import run_name, stopping_of, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
@@ -60,7 +61,7 @@ def test(test_set, working_dir, name):
     return dict(kept, test_seconds=round(stats["testing_time"], 1), test_command=shown(command))
 
 
-def run_restart(cell, seed, data, shared, working_dir, budget, log, stopping="perplexity"):
+def run_restart(cell, seed, data, shared, working_dir, budget, log, stopping=MAIN_STOPPING):
     """Train one restart within ``budget`` seconds (or resume it, or skip it when finished) and test it."""
     command = [sys.executable, "-u", NMT, *training_flags(cell, seed, stopping), f"--grammar={shared}/question.gr",
                f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt", f"--dev_set1={data}/dev.src",
@@ -89,7 +90,7 @@ def medians(restarts):
             "restart": median_restart(restarts)["seed"]}
 
 
-def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping="perplexity"):
+def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping=MAIN_STOPPING):
     """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping``; keep its median
     restart's predictions; its record."""
     data = os.path.abspath(os.path.join(work, "question_formation", "data"))
@@ -133,9 +134,9 @@ def main():
                         help=f"cells to run: {', '.join(CELLS)}")
     parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
     parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
-    parser.add_argument("--stopping", choices=list(STOPPING), default="perplexity",
-                        help="what chooses a restart's best epoch and stops it: the dev perplexity (the main table's) "
-                             "or the dev full-sentence accuracy (the authors' criterion)")
+    parser.add_argument("--stopping", choices=list(STOPPING), default=MAIN_STOPPING,
+                        help="what chooses a restart's best epoch and stops it: the dev full-sentence accuracy (the "
+                             "authors' criterion, the main table's) or the dev perplexity (our first protocol)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")

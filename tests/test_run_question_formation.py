@@ -79,7 +79,7 @@ class FakeRuns:
                 "full_sentence_accuracy": seed / 10, "first_word_accuracy": self.gen[seed]}
 
 
-def fake_cell(tmp_path, monkeypatch, gen, stopping="perplexity"):
+def fake_cell(tmp_path, monkeypatch, gen, **stopping):
     covered = shared_sets(tmp_path / "shared")
     runs = FakeRuns(gen)
     monkeypatch.setattr(runner, "train_within_budget", runs.train_within_budget)
@@ -87,7 +87,7 @@ def fake_cell(tmp_path, monkeypatch, gen, stopping="perplexity"):
     monkeypatch.setattr(runner, "machine", lambda: "M")
     monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=20 --dev=4 --test=4 --gen=4".split())
     cell = runner.run_cell("gru_location", len(gen), str(tmp_path / "shared"), str(tmp_path / "work"), 600, print,
-                           results=str(tmp_path / "results"), stopping=stopping)
+                           results=str(tmp_path / "results"), **stopping)
     return cell, runs, covered
 
 
@@ -96,10 +96,10 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
     data = tmp_path / "work" / "question_formation" / "data"
     assert all((data / f"{name}.{side}").is_file() for name in ("train", "dev", "gen") for side in ("src", "tgt"))
     assert [(flag(c, "seed"), flag(c, "working_dir"), budget) for c, budget in runs.trained] == [
-        (str(n), str(tmp_path / "work" / "question_formation" / "gru_location" / f"seed{n}"), 600) for n in (1, 2, 3)]
+        (str(n), str(tmp_path / "work" / "question_formation" / "gru_location.score" / f"seed{n}"), 600) for n in (1, 2, 3)]
     command = runs.trained[0][0]
     assert {"--cell=gru", "--attention=location", "--units=256", "--embedding_size=256", "--dropout=0.1",
-            "--task=question_formation"} <= set(command)
+            "--task=question_formation", "--early_stopping_metric=score", "--early_stopping_steps=1"} <= set(command)
     assert (flag(command, "grammar"), flag(command, "train_set1"), flag(command, "dev_set2")) == (
         str(tmp_path / "shared" / "question.gr"), str(data / "train.src"), str(data / "dev.tgt"))
     assert runs.tested == [(file, seed, name) for seed in (1, 2, 3) for file, name in (
@@ -111,7 +111,7 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
                                            (3, "finished", 0.3, 0.5)]
     assert cell["restarts"][0]["dev"]["test_seconds"] == 1.0 and "test_set" not in cell["restarts"][0]["dev"]
     for name in ("test", "gen"):
-        kept = tmp_path / "results" / "question_formation" / f"gru_location.{name}.tsv"
+        kept = tmp_path / "results" / "question_formation" / f"gru_location.score.{name}.tsv"
         assert kept.read_text().splitlines() == [f"{line}\tseed3" for line in covered[name]]
         assert cell["predictions"][name] == os.path.relpath(kept, ROOT)
     assert cell["restarts"][1]["test_covered"]["sentences"] == len(covered["test"])
@@ -132,27 +132,29 @@ def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_med
         "| srn_none | not run yet | – | – | 0.000 | 0.490 | – | – | – |")
     text = "\n".join(lines)
     assert cell["restarts"][1]["train_command"] in text and cell["restarts"][0]["gen_covered"]["test_command"] in text
-    assert "Why." in text and "gru_location.test.tsv" in text
+    assert "Why." in text and "gru_location.score.test.tsv" in text
 
 
-def test_the_authors_stopping_criterion_trains_records_and_shows_its_cells_apart(tmp_path, monkeypatch):
-    ours, _, _ = fake_cell(tmp_path / "ours", monkeypatch, {1: 0.3})
-    cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.1}, stopping="score")
+def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_path, monkeypatch):
+    ours, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.1})
+    cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.3}, stopping="perplexity")
     command = runs.trained[0][0]
-    assert {"--early_stopping_metric=score", "--early_stopping_steps=1"} <= set(command)
-    assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location.score" / "seed1")
-    kept = tmp_path / "results" / "question_formation" / "gru_location.score.test.tsv"
+    assert "--early_stopping_steps=2" in command and not any(a.startswith("--early_stopping_metric") for a in command)
+    assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location" / "seed1")
+    kept = tmp_path / "results" / "question_formation" / "gru_location.test.tsv"
     assert kept.read_text().splitlines() == [f"{line}\tseed1" for line in covered["test"]]
-    assert cell["stopping"] == "score" and ours["stopping"] == "perplexity"
-    old = {key: value for key, value in ours.items() if key != "stopping"}  # recorded before the choice existed
-    for recorded in (old, cell, dict(cell, note="again")):
-        runner.record(recorded, "", results=str(tmp_path))
+    assert cell["stopping"] == "perplexity" and ours["stopping"] == "score"
+    old = {key: value for key, value in cell.items() if key != "stopping"}  # recorded before the choice existed
+    for recorded, note in ((old, ""), (ours, ""), (cell, "again")):
+        runner.record(recorded, note, results=str(tmp_path))
     cells = json.loads((tmp_path / "question_formation.json").read_text())
-    assert [(c["cell"], c.get("stopping")) for c in cells] == [("gru_location", None), ("gru_location", "score")]
-    lines = results_table.question_formation_table(cells)
+    assert [(c["cell"], c.get("stopping"), c["note"]) for c in cells] == [
+        ("gru_location", "score", ""), ("gru_location", "perplexity", "again")]
+    lines = results_table.question_formation_table(cells[::-1])
     rows = [line for line in lines if line.startswith("| gru_location |")]
-    assert [row.split("|")[4].strip() for row in rows] == ["**0.300**", "**0.100**"]  # ours, then theirs
-    assert "`gru_location (--stopping score)`" in "\n".join(lines)
+    assert [row.split("|")[4].strip() for row in rows] == ["**0.100**", "**0.300**"]  # the main criterion's first
+    text = "\n".join(lines)
+    assert text.index("`gru_location (--stopping score)`") < text.index("`gru_location (--stopping perplexity)`")
 
 
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
@@ -167,8 +169,7 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
         f"{u}_{a}" for u in ("srn", "gru", "lstm") for a in ("none", "location", "content")}
     flags = question_experiments.training_flags("lstm_content", 4)
     assert {"--model=encdec", "--cell=lstm", "--attention=content", "--seed=4", "--beam_size=1",
-            "--early_stopping_steps=2"} <= set(flags)
-    assert not any(f.startswith("--early_stopping_metric") for f in flags)
+            "--early_stopping_metric=score", "--early_stopping_steps=1"} <= set(flags)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -198,7 +199,7 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
     run = lambda restarts: runner.run_cell("srn_location", restarts, str(tmp_path / "shared"),  # noqa: E731
                                            str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"))
     run(1)
-    first = tmp_path / "work" / "question_formation" / "srn_location" / "seed1"
+    first = tmp_path / "work" / "question_formation" / "srn_location.score" / "seed1"
     stamps = [(first / name).stat().st_mtime_ns for name in ("training_stats.json", "testing_stats_dev.json")]
     cell = run(2)
     assert [flag(m.split(), "seed") for m in logged if "--do_training" in m] == ["1", "2"]  # seed 1 trained once
@@ -211,5 +212,5 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
     runner.record(cell, "tiny", results=str(tmp_path / "res"))
     assert json.loads((tmp_path / "res" / "question_formation.json").read_text())[0]["median"] == cell["median"]
     for name in ("test", "gen"):
-        lines = (tmp_path / "res" / "question_formation" / f"srn_location.{name}.tsv").read_text().splitlines()
+        lines = (tmp_path / "res" / "question_formation" / f"srn_location.score.{name}.tsv").read_text().splitlines()
         assert [line.split("\t")[0] for line in lines] == covered[name]
