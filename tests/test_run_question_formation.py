@@ -136,16 +136,16 @@ def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_med
 
 
 def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_path, monkeypatch):
-    ours, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.1})
+    by_score, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.1})
     cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.3}, stopping="perplexity")
     command = runs.trained[0][0]
     assert "--early_stopping_steps=2" in command and not any(a.startswith("--early_stopping_metric") for a in command)
     assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location" / "seed1")
     kept = tmp_path / "results" / "question_formation" / "gru_location.test.tsv"
     assert kept.read_text().splitlines() == [f"{line}\tseed1" for line in covered["test"]]
-    assert cell["stopping"] == "perplexity" and ours["stopping"] == "score"
+    assert cell["stopping"] == "perplexity" and by_score["stopping"] == "score"
     old = {key: value for key, value in cell.items() if key != "stopping"}  # recorded before the choice existed
-    for recorded, note in ((old, ""), (ours, ""), (cell, "again")):
+    for recorded, note in ((old, ""), (by_score, ""), (cell, "again")):
         runner.record(recorded, note, results=str(tmp_path))
     cells = json.loads((tmp_path / "question_formation.json").read_text())
     assert [(c["cell"], c.get("stopping"), c["note"]) for c in cells] == [
