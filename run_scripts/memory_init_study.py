@@ -5,19 +5,25 @@
     python3 run_scripts/memory_init_study.py copy --model deque_lstm --deque_biases per_end --seeds 1 2 3
 
 Read-then-generate (source, separator, target, as ``memorylstm/model.py``) on the paper's §4.1
-tasks at a small size: lengths 2-8 over 10 symbols, 16 units and memory width 16, batches of 10
-drawn fresh at every step (the paper's setting; the cells use a fixed sample), Adam with gradient
-clipping at 1. After ``--steps`` it prints the training perplexity of the last 100 batches and
-the coarse accuracy on 200 new sequences, under teacher forcing: every symbol's argmax right is
-the same as the greedy output right, as a wrong symbol is where greedy search would first go
-astray. The network is the toolkit's own (``memory_network``: the MemoryLSTM and
-its initial biases); the rest is the smallest loop that trains it.
+tasks, by default at a small size: lengths 2-8 over 10 symbols, 16 units, memory width and
+embeddings of 16 (``--symbols``, ``--lengths``, ``--units``, ``--embedding_size`` scale it up to the
+cells' size: 128 symbols, lengths 8-64, 128 units, embeddings of 64), batches of 10 drawn fresh
+at every step (the paper's setting; the cells use a fixed sample), Adam with gradient clipping at
+1. Every ``--report_every`` steps and at the end it prints the training perplexity of the last 100
+batches and the coarse and fine accuracy (§4.3) on 200 new sequences of the full length range,
+under teacher forcing: every symbol's argmax right is the same as the greedy output right, as a
+wrong symbol is where greedy search would first go astray. ``--curriculum N`` draws the first N
+steps' sources from a range whose longest length grows linearly from the shortest + 4 to the
+longest (not the paper's: a question of whether the depth of the memory is what takes long to
+learn). The network is the toolkit's own (``memory_network``: the MemoryLSTM and its initial
+biases); the rest is the smallest loop that trains it.
 """
 
 import argparse
 import os
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,37 +35,85 @@ from nmtcore.config import MEMORY_LSTMS, Config, check_applicable, field_named  
 from nmtcore.errors import UserError  # noqa: E402
 from nmtcore.synthetic import SEQUENCE_TASKS, transform  # noqa: E402
 
-SYMBOLS, SIZE = 10, 16
-SEPARATOR, END, PAD = SYMBOLS, SYMBOLS + 1, SYMBOLS + 2
+
+class Size(NamedTuple):
+    """The problem and the network: source symbols, shortest and longest source, LSTM units (and
+    memory width), embedding size."""
+
+    symbols: int = 10
+    shortest: int = 2
+    longest: int = 8
+    units: int = 16
+    embedding_size: int = 16
+
+    @property
+    def separator(self):
+        return self.symbols
+
+    @property
+    def end(self):
+        return self.symbols + 1
+
+    @property
+    def pad(self):
+        return self.symbols + 2
+
+    def longest_at(self, step, curriculum):
+        """The longest source drawn at ``step`` (1-based) under a curriculum of ``curriculum`` steps."""
+        if step > curriculum:
+            return self.longest
+        return min(self.longest, self.shortest + 4 + (self.longest - self.shortest) * step // curriculum)
 
 
-def batch(task, rng, n):
+# The default problem: small enough to train in seconds.
+SMALL = Size()
+
+
+def batch(task, rng, n, size=SMALL, longest=None):
     """Inputs (n, T): source, separator, target; labels (n, T): the next target symbol or <end>
-    after the separator and each target symbol, -1 elsewhere."""
-    lengths = rng.integers(2, 9, n)
+    after the separator and each target symbol, -1 elsewhere. Sources of ``size.shortest`` to
+    ``longest`` (default ``size.longest``) symbols."""
+    lengths = rng.integers(size.shortest, (longest or size.longest) + 1, n)
     if task == "bigram_flip":
         lengths += lengths % 2
-    inputs, labels = np.full((n, 2 * lengths.max() + 2), PAD), np.full((n, 2 * lengths.max() + 2), -1)
+    inputs, labels = np.full((n, 2 * lengths.max() + 2), size.pad), np.full((n, 2 * lengths.max() + 2), -1)
     for i, length in enumerate(lengths):
-        source = list(rng.integers(0, SYMBOLS, length))
+        source = list(rng.integers(0, size.symbols, length))
         target = transform(task, source)
-        sequence = source + [SEPARATOR] + target
+        sequence = source + [size.separator] + target
         inputs[i, :len(sequence)] = sequence
-        labels[i, length:2 * length + 1] = target + [END]
+        labels[i, length:2 * length + 1] = target + [size.end]
     return inputs, labels
 
 
-def study(task, model, deque_biases, seed, steps, learning_rate, log):
+def check_size(size):
+    """A one-line error for a problem the study cannot draw."""
+    if not 1 <= size.shortest <= size.longest:
+        raise UserError(f"--lengths {size.shortest} {size.longest}: need 1 <= SHORTEST <= LONGEST")
+    if size.symbols < 1 or size.units < 1 or size.embedding_size < 1:
+        raise UserError("--symbols, --units and --embedding_size must be positive")
+
+
+def accuracies(right, labels):
+    """Coarse and fine accuracy (§4.3) from ``right`` (n, T), whether each position's argmax is its
+    label (True where there is no label): whole sequences right, and the mean fraction of each
+    target (with <end>) right before its first error."""
+    target = labels >= 0
+    before_error = np.cumprod(right, axis=1) * target
+    return right.all(axis=1).mean(), (before_error.sum(axis=1) / target.sum(axis=1)).mean()
+
+
+def study(task, model, deque_biases, seed, steps, learning_rate, log, size=SMALL, curriculum=0, report_every=0):
     tf.random.set_seed(seed)
     rng = np.random.default_rng(seed)
-    config = Config().replace(model=model, deque_biases=deque_biases, units=SIZE, memory_width=SIZE)
-    embed = tf.keras.layers.Embedding(SYMBOLS + 3, SIZE)
+    config = Config().replace(model=model, deque_biases=deque_biases, units=size.units, memory_width=size.units)
+    embed = tf.keras.layers.Embedding(size.symbols + 3, size.embedding_size)
     memory = memory_network(config.model)
-    output = tf.keras.layers.Dense(SYMBOLS + 2)
+    output = tf.keras.layers.Dense(size.symbols + 2)
     optimizer = tf.keras.optimizers.Adam(learning_rate, clipnorm=1.0)
 
     def logits(inputs):
-        return output(memory(embed(inputs), mask=inputs != PAD)[0])
+        return output(memory(embed(inputs), mask=inputs != size.pad)[0])
 
     @tf.function
     def train_step(inputs, labels):
@@ -71,13 +125,23 @@ def study(task, model, deque_biases, seed, steps, learning_rate, log):
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss
 
+    # The sequences every report scores: their own draw, so that reporting leaves training's alone.
+    held_out = batch(task, np.random.default_rng([seed, 1]), 200, size)
+
+    def report(step):
+        inputs, labels = held_out
+        right = np.where(labels >= 0, tf.argmax(logits(inputs), -1).numpy() == labels, True)
+        coarse, fine = accuracies(right, labels)
+        log(f"{task} {model} --deque_biases={deque_biases} lr {learning_rate} seed {seed}: after {step} steps "
+            f"perplexity {np.exp(np.mean(losses[-100:])):.2f}, coarse {coarse:.2f}, fine {fine:.2f} "
+            f"({time.time() - start:.0f} s)")
+
     start, losses = time.time(), []
-    for _ in range(steps):
-        losses.append(float(train_step(*batch(task, rng, 10))))
-    inputs, labels = batch(task, rng, 200)
-    right = np.where(labels >= 0, tf.argmax(logits(inputs), -1).numpy() == labels, True).all(axis=1)
-    log(f"{task} {model} --deque_biases={deque_biases} lr {learning_rate} seed {seed}: after {steps} steps "
-        f"perplexity {np.exp(np.mean(losses[-100:])):.2f}, coarse {right.mean():.2f} ({time.time() - start:.0f} s)")
+    for step in range(1, steps + 1):
+        losses.append(float(train_step(*batch(task, rng, 10, size, size.longest_at(step, curriculum)))))
+        if report_every and step % report_every == 0 and step < steps:
+            report(step)
+    report(steps)
 
 
 def main():
@@ -89,14 +153,24 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--learning_rate", type=float, default=0.002)
+    parser.add_argument("--symbols", type=int, default=SMALL.symbols)
+    parser.add_argument("--lengths", type=int, nargs=2, metavar=("SHORTEST", "LONGEST"),
+                        default=[SMALL.shortest, SMALL.longest])
+    parser.add_argument("--units", type=int, default=SMALL.units, help="LSTM units and memory width")
+    parser.add_argument("--embedding_size", type=int, default=SMALL.embedding_size)
+    parser.add_argument("--curriculum", type=int, default=0, metavar="STEPS",
+                        help="steps over which the longest source grows from the shortest + 4 to the longest")
+    parser.add_argument("--report_every", type=int, default=0, metavar="STEPS")
     args = parser.parse_args()
+    size = Size(args.symbols, *args.lengths, args.units, args.embedding_size)
     try:
         check_applicable({"deque_biases": args.deque_biases}, Config().replace(model=args.model))
+        check_size(size)
     except UserError as e:
         parser.error(str(e))
     for seed in args.seeds:
         study(args.task, args.model, args.deque_biases, seed, args.steps, args.learning_rate,
-              lambda m: print(m, flush=True))
+              lambda m: print(m, flush=True), size, args.curriculum, args.report_every)
 
 
 if __name__ == "__main__":
