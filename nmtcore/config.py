@@ -122,6 +122,10 @@ class TrainingConfig:
         "(score: BLEU, coarse accuracy, accuracy or full-sentence accuracy, of the dev set translated with "
         "--beam_size; a tie is no improvement)", choices=("perplexity", "score"), legacy="perplexity")
     max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
+    curriculum_epochs: int = option(
+        0, "a length curriculum: epoch e < N trains only on the pairs whose source is at most shortest + "
+           "(longest - shortest) * e / N long, epoch N and later on all (0: every pair from the start; "
+           "nmtcore/curriculum.py)", 0, 1e6, legacy=0)
     dev_every: int = option(1, "measure the dev perplexity every Nth epoch (the thesis's code: 2)", 1, 1e6,
                             legacy=1)
     p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1)

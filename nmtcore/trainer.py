@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from nmtcore import addons, interrupts, progress
+from nmtcore.curriculum import curriculum_indices
 from nmtcore.data import make_dataset
 from nmtcore.errors import UserError
 
@@ -61,21 +62,24 @@ class Trainer:
         key = np.random.SeedSequence([self.config.seed, epoch]).generate_state(1, np.uint64)[0]
         self.rng.reset_from_key_counter(int(key), [0, 0])
 
-    def dataset(self, kind, src, tgt=None, epoch=0, cycle=0):
-        """One pass over training data of batch kind ``kind``, distributed over the replicas.
+    def dataset(self, kind, src, tgt=None, epoch=0, cycle=0, keep=None):
+        """One pass over training data of batch kind ``kind`` (the sentences numbered ``keep``, or
+        all), distributed over the replicas.
 
         The order is a permutation fixed by --seed, ``epoch``, ``cycle`` (the pass within the
         epoch, for data that is cycled) and ``kind``.
         """
         seed = [self.config.seed, epoch, cycle, zlib.crc32(kind.encode())]
-        order = np.random.default_rng(seed).permutation(len(src)).astype(np.int32)
+        keep = np.arange(len(src)) if keep is None else np.asarray(keep)
+        order = np.random.default_rng(seed).permutation(keep).astype(np.int32)
         ds = self.strategy.experimental_distribute_dataset(
             make_dataset(src, tgt, batch_size=self.config.batch_size, order=order, bucket=True))
         self._batch_specs.setdefault(kind, ds.element_spec)
         return ds
 
     def epoch_batches(self, corpus, epoch, rng):
-        """(kind, batch) pairs of training epoch ``epoch``: shuffled parallel batches, among which
+        """(kind, batch) pairs of training epoch ``epoch``: shuffled parallel batches (of the pairs the
+        length curriculum, if any, keeps for this epoch), among which
         each draw is, with probability p_mono, a monolingual round instead (a batch of each of
         the model's ``monolingual_kinds`` that has data): so before each parallel batch come a
         geometric number of rounds, p_mono / (1 - p_mono) on average.
@@ -88,7 +92,8 @@ class Trainer:
         monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
                  if data and kind in self.model.monolingual_kinds]
         mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
-        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch):
+        keep = curriculum_indices(corpus.train_src, epoch, self.config.curriculum_epochs)
+        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch, keep=keep):
             while p_mono > 0 and monos and rng.random() < p_mono:
                 for kind, _ in monos:
                     yield kind, next(mono_iterators[kind])
