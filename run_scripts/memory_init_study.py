@@ -37,6 +37,7 @@ import tensorflow as tf  # noqa: E402
 
 from memorylstm.model import memory_network  # noqa: E402
 from nmtcore.config import MEMORY_LSTMS, Config, check_applicable, field_named  # noqa: E402
+from nmtcore.curriculum import length_limit  # noqa: E402
 from nmtcore.errors import UserError  # noqa: E402
 from nmtcore.synthetic import SEQUENCE_TASKS, transform  # noqa: E402
 
@@ -64,10 +65,11 @@ class Size(NamedTuple):
         return self.symbols + 2
 
     def longest_at(self, step, curriculum):
-        """The longest source drawn at ``step`` (1-based) under a curriculum of ``curriculum`` steps."""
-        if step > curriculum:
-            return self.longest
-        return min(self.longest, self.shortest + 4 + (self.longest - self.shortest) * step // curriculum)
+        """The longest source drawn at ``step`` (1-based) under a curriculum of ``curriculum`` steps:
+        the training loop's schedule (``nmtcore/curriculum.py``) counted in steps, not epochs, and
+        from the shortest + 4, so that even the first batches hold sources of several lengths."""
+        start = min(self.longest, self.shortest + 4)
+        return length_limit((start, self.longest), step, curriculum)
 
 
 # The default problem: small enough to train in seconds.

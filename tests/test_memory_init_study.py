@@ -38,7 +38,8 @@ def test_a_batch_keeps_to_a_shorter_longest_source():
 def test_the_curriculum_grows_the_longest_source_to_the_longest_and_stays_there():
     size = study.Size(shortest=8, longest=64)
     longest = [size.longest_at(step, 100) for step in range(1, 301)]
-    assert longest[0] == 12 and longest[99] == 64 and set(longest[100:]) == {64}
+    # step 1: 8 + 4, and one step's growth of (64 - 12) / 100 rounded up
+    assert longest[0] == 13 and longest[99] == 64 and set(longest[100:]) == {64}
     assert longest == sorted(longest)
     assert {size.longest_at(step, 0) for step in (1, 50)} == {64}  # no curriculum
 
