@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Where an inflection model's errors are: exact-match accuracy by groups of feature tags.
+
+    python3 run_scripts/inflection_breakdown.py GOLD PREDICTIONS... [--by pos num]
+        [--where pos=N num=PL] [--ending '(āt|ūn|īn)(u|i|a|un|in|an)?']
+
+GOLD is a ``LEMMA<TAB>FEATURES<TAB>FORM`` file (a dev set); each PREDICTIONS file holds the same
+lemmas and features in the same order with a model's forms (a working directory's
+``test_trans_dev.txt``, a vote's included). A single accuracy hides what a language's hard part
+is (the README's Arabic noun plurals); this prints a markdown table of the examples' count and
+each file's accuracy per group: the examples' values of the ``--by`` features (``-`` where an
+example has no such tag). ``--where`` keeps the examples that have all its tags and adds a row of
+the others; ``--ending REGEX`` splits each group by whether its gold form ends in a match of
+REGEX (for Arabic: sound plurals, -āt/-ūn/-īn before an optional case ending, against broken ones).
+"""
+
+import argparse
+import os
+import re
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from nmtcore.data import read_lines  # noqa: E402
+from nmtcore.errors import UserError  # noqa: E402
+from nmtcore.tasks.inflection import FEATURE_SEPARATOR, read_examples  # noqa: E402
+
+
+def predicted_forms(gold, path):
+    """The forms of a predictions file, checked line by line against the gold's lemma and features
+    (a form may be empty: a model can write nothing)."""
+    lines = list(read_lines(path))
+    if len(lines) != len(gold):
+        raise UserError(f"{path}: {len(lines)} lines, the gold file has {len(gold)}")
+    forms = []
+    for (number, text), (lemma, features, _) in zip(lines, gold):
+        fields = text.rstrip("\r").split("\t")
+        if fields[:2] != [lemma, FEATURE_SEPARATOR.join(features)] or len(fields) != 3:
+            raise UserError(f"{path}:{number}: not the gold file's {lemma}<TAB>{FEATURE_SEPARATOR.join(features)}"
+                            "<TAB>FORM")
+        forms.append(fields[2])
+    return forms
+
+
+def tag_values(features):
+    """{name: value} of an example's ``name=value`` tags (a bare tag is its own name and value)."""
+    return dict(tag.split("=", 1) if "=" in tag else (tag, tag) for tag in features)
+
+
+def selected(features, where):
+    tags = tag_values(features)
+    return all(tags.get(name) == value for name, value in where)
+
+
+def group_of(features, by, ending, form):
+    """The row of a selected example: its ``by`` values, and with ``ending`` (a regular
+    expression) whether its gold form ends in a match."""
+    tags = tag_values(features)
+    parts = [",".join(f"{name}={tags.get(name, '-')}" for name in by)] if by else []
+    if ending:
+        parts.append(("ending" if re.search(f"(?:{ending})$", form) else "not ending") + f" in {ending}")
+    return " ".join(parts)
+
+
+def breakdown(gold, forms_per_file, by=(), where=(), ending=None):
+    """[(row, examples, [accuracy of each file])]: the groups of the selected examples sorted by
+    name (unless there is one group only), then (with ``where``) all selected and all others,
+    then all examples."""
+    groups, chosen, others = defaultdict(list), [], []
+    for index, (_, features, form) in enumerate(gold):
+        if selected(features, where):
+            groups[group_of(features, by, ending, form)].append(index)
+            chosen.append(index)
+        else:
+            others.append(index)
+    rows = sorted(groups.items()) if len(groups) > 1 else []
+    if where:
+        label = ",".join(f"{name}={value}" for name, value in where)
+        rows += [(label, chosen), ("not " + label, others)]
+    rows.append(("all", range(len(gold))))
+    return [(name, len(indices), [sum(forms[i] == gold[i][2] for i in indices) / len(indices) if indices else 0.0
+                                  for forms in forms_per_file]) for name, indices in rows]
+
+
+def markdown(rows, names):
+    """The rows as a markdown table, accuracies in per cent (a ``|`` of a regex escaped)."""
+    lines = ["| examples | count | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for row, count, accuracies in rows:
+        cells = [row.replace("|", "\\|"), str(count)] + [f"{100 * a:.2f}" for a in accuracies]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def parsed_where(parser, tags):
+    if any("=" not in tag for tag in tags):
+        parser.error(f"--where {' '.join(tags)}: each tag must be NAME=VALUE")
+    return [tuple(tag.split("=", 1)) for tag in tags]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("gold")
+    parser.add_argument("predictions", nargs="+")
+    parser.add_argument("--by", nargs="*", default=[], metavar="NAME", help="feature names to group by")
+    parser.add_argument("--where", nargs="*", default=[], metavar="NAME=VALUE", help="keep examples with these tags")
+    parser.add_argument("--ending", metavar="REGEX", help="split each group by whether the gold form ends in a match")
+    args = parser.parse_args()
+    where = parsed_where(parser, args.where)
+    if args.ending:
+        try:
+            re.compile(args.ending)
+        except re.error as e:
+            parser.error(f"--ending {args.ending}: not a regular expression ({e})")
+    try:
+        gold = read_examples(args.gold)
+        forms = [predicted_forms(gold, path) for path in args.predictions]
+    except UserError as e:
+        sys.exit(f"inflection_breakdown.py: {e}")
+    names = [os.path.basename(os.path.dirname(os.path.abspath(p))) or p for p in args.predictions]
+    print(markdown(breakdown(gold, forms, args.by, where, args.ending), names))
+
+
+if __name__ == "__main__":
+    main()
