@@ -18,10 +18,9 @@ longest (not the paper's: a question of whether the depth of the memory is what 
 learn). The network is the toolkit's own (``memory_network``: the MemoryLSTM and its initial
 biases); the rest is the smallest loop that trains it, with one embedding for source and target
 symbols where the model has one each (``memorylstm/model.py``): the controller here must tell
-reading from generating by the separator alone, so its verdicts can differ from the model's. At
-the cells' size they did: a curriculum of 2000 steps took the study's reversal perplexity after
-3000 steps from 87 to 27 at rate 0.01 (an uncommitted draft of this script, 2026-11-25), while the
-reversal cell with ``--curriculum_epochs=10`` learned slower than without (the results README).
+reading from generating by the separator alone, so its verdicts can differ from the model's: a
+verdict is a lead to check on the model's cell (there, ``--curriculum_epochs=10`` made reversal
+learn slower: the results README).
 """
 
 import argparse
