@@ -27,6 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # nmtcore imports TensorFlow
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from nmtcore.data import read_lines  # noqa: E402
 from nmtcore.errors import UserError  # noqa: E402
+from nmtcore.metrics import coarse_accuracy  # noqa: E402
 from nmtcore.tasks.inflection import FEATURE_SEPARATOR, read_examples  # noqa: E402
 
 
@@ -63,15 +64,14 @@ def tag_values(features):
     return dict(tag.split("=", 1) if "=" in tag else (tag, tag) for tag in features)
 
 
-def selected(features, where):
-    tags = tag_values(features)
+def selected(tags, where):
+    """Whether an example's ``tag_values`` hold every (name, value) of ``where``."""
     return all(tags.get(name) == value for name, value in where)
 
 
-def group_of(features, by, ending, form):
-    """The row of a selected example: its ``by`` values, and with ``ending`` whether its gold
-    form ends in a match."""
-    tags = tag_values(features)
+def group_of(tags, by, ending, form):
+    """The row of a selected example (its ``tag_values``): its ``by`` values, and with ``ending``
+    whether its gold form ends in a match."""
     parts = [",".join(f"{name}={tags.get(name, '-')}" for name in by)] if by else []
     if ending:
         parts.append(("ending" if ending.pattern.search(form) else "not ending") + f" in {ending.text}")
@@ -79,8 +79,9 @@ def group_of(features, by, ending, form):
 
 
 def accuracy(forms, gold, indices):
-    """Exact-match accuracy of ``forms`` on the examples ``indices``; None for no examples."""
-    return sum(forms[i] == gold[i][2] for i in indices) / len(indices) if indices else None
+    """Exact-match accuracy of ``forms`` on the examples ``indices`` (the task's score); None for
+    no examples."""
+    return coarse_accuracy([forms[i] for i in indices], [gold[i][2] for i in indices]) if indices else None
 
 
 def breakdown(gold, forms_per_file, by=(), where=(), ending=None):
@@ -89,8 +90,9 @@ def breakdown(gold, forms_per_file, by=(), where=(), ending=None):
     then all examples."""
     groups, chosen, others = defaultdict(list), [], []
     for index, (_, features, form) in enumerate(gold):
-        if selected(features, where):
-            groups[group_of(features, by, ending, form)].append(index)
+        tags = tag_values(features)
+        if selected(tags, where):
+            groups[group_of(tags, by, ending, form)].append(index)
             chosen.append(index)
         else:
             others.append(index)
@@ -152,7 +154,7 @@ def main():
         forms = [predicted_forms(gold, path) for path in args.predictions]
     except (UserError, OSError) as e:
         sys.exit(f"inflection_breakdown.py: {e}")
-    if not any(selected(features, where) for _, features, _ in gold):
+    if not any(selected(tag_values(features), where) for _, features, _ in gold):
         sys.exit(f"inflection_breakdown.py: --where {' '.join(args.where)}: no example of {args.gold} has all these tags")
     print(markdown(breakdown(gold, forms, args.by, where, ending), column_names(args.predictions)))
 
