@@ -1,7 +1,7 @@
 """What the run scripts of trained-and-tested cells share (``run_transduction.py``,
-``run_inflection.py``, ``run_question_formation.py``): training within a time budget and what is
-recorded of it, tests whose files are kept under their own names, and commands recorded relative
-to the current directory.
+``run_inflection.py``, ``run_question_formation.py``): data generators run once, training within
+a time budget and what is recorded of it, tests whose files are kept under their own names, and
+commands recorded relative to the current directory.
 
 The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
 only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
@@ -23,8 +23,18 @@ import nmt  # noqa: E402
 from nmtcore import training, workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
+GENERATORS = os.path.join(os.path.dirname(HERE), "data")
 # Time for a stopped run to finish its step and leave (a step of the largest cell takes seconds).
 STOP_GRACE_SECONDS = 120
+
+
+def generate_once(script, flags, last_file):
+    """Run the data generator ``data/<script>`` with ``flags`` unless ``last_file``, the last file
+    it writes, exists (an interrupted generation runs again); its command, for the record."""
+    command = [sys.executable, os.path.join(GENERATORS, script), *flags]
+    if not os.path.isfile(last_file):
+        subprocess.run(command, check=True)
+    return command
 
 
 def progress(working_dir, command=()):

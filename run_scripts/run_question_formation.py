@@ -25,14 +25,13 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
+from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
 from question_experiments import CELLS, GENERATE, MAIN_STOPPING, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
 from question_experiments import run_name, stopping_of, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -42,15 +41,6 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data", "question_formati
 # Test name -> the file tested: the generator's (in the data directory) or the shared one.
 SCORED = {"dev": ("shared", "question.dev"), "gen": ("generated", "gen.src")}
 PREDICTED = {"test": "question.test-covered", "gen": "question.gen-covered"}
-
-
-def generate(shared, data):
-    """Write the data into ``data`` unless there (gen, the last file written, exists); the command."""
-    command = [sys.executable, os.path.join(ROOT, "data", "generate_questions.py"), f"--out={data}",
-               f"--data_dir={shared}", *GENERATE]
-    if not os.path.isfile(os.path.join(data, "gen.tgt")):
-        subprocess.run(command, check=True)
-    return command
 
 
 def test(test_set, working_dir, name):
@@ -94,7 +84,8 @@ def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stoppin
     """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping``; keep its median
     restart's predictions; its record."""
     data = os.path.abspath(os.path.join(work, "question_formation", "data"))
-    generated = generate(shared, data)
+    generated = generate_once("generate_questions.py", [f"--out={data}", f"--data_dir={shared}", *GENERATE],
+                              os.path.join(data, "gen.tgt"))
     base = os.path.abspath(os.path.join(work, "question_formation", run_name(cell, stopping)))
     recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log, stopping)
                 for seed in range(1, restarts + 1)]

@@ -17,27 +17,16 @@ the budget is recorded as ``"stopped": "time budget"`` and tested on its best ep
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from budgeted_runs import NMT, run_test, shown, train_within_budget  # noqa: E402
+from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget  # noqa: E402
 from run_experiment import machine  # noqa: E402
 from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
 
 TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
-
-
-def generate(task, data):
-    """The task's files, written once: they depend on GENERATE alone; the command."""
-    command = [sys.executable, os.path.join(ROOT, "data", "generate_transduction.py"), f"--task={task}",
-               f"--out={data}", *GENERATE]
-    if not os.path.isfile(os.path.join(data, "test_long.tgt")):
-        subprocess.run(command, check=True)
-    return command
 
 
 def train_command(model, data, working_dir):
@@ -55,7 +44,9 @@ def test(data, working_dir, name):
 def run_cell(task, model, work, log):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     working_dir = os.path.abspath(os.path.join(work, "transduction", task, model))
-    generated = generate(task, data)
+    # The task's files depend on GENERATE alone, so one writing serves every cell of the task.
+    generated = generate_once("generate_transduction.py", [f"--task={task}", f"--out={data}", *GENERATE],
+                              os.path.join(data, "test_long.tgt"))
     train = train_command(model, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
     stopped = train_within_budget(train, working_dir, TRAIN_SECONDS, log)
