@@ -80,6 +80,11 @@ class MemoryLSTM(tf.keras.layers.Layer):
         must be built (called once, or ``build((None, E))``) and ``state`` made by
         ``initial_state`` with room for every step to come. Where ``active`` (B,) is False the
         memory pushes and pops nothing, so that it stays as it was (``call``'s padding)."""
+        output, state, _ = self._step(x, state, active)
+        return output, state
+
+    def _step(self, x, state, active=None):
+        """``step``, and the push and pop strengths it gave the memory (B, 2, H): [d_t, u_t]."""
         controller_out, lstm_state = self.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
         heads = len(self.memory.heads)
         values = tf.reshape(self.value(controller_out), [-1, heads, self.memory_width])
@@ -89,12 +94,14 @@ class MemoryLSTM(tf.keras.layers.Layer):
             push, pop = push * on, pop * on
         memory, reads = self.memory.step(state.memory, push, pop, values)
         read = tf.reshape(reads, [-1, self.read_size])
-        return self.out(controller_out), ControllerState(lstm_state, read, memory)
+        return self.out(controller_out), ControllerState(lstm_state, read, memory), tf.stack([push, pop], axis=1)
 
-    def call(self, inputs, mask=None, initial_state=None):
+    def call(self, inputs, mask=None, initial_state=None, operations=False):
         """Run over whole sequences: inputs (B, T, E), mask (B, T) bool where False steps (padding)
         leave the state unchanged; ``initial_state`` (default: ``initial_state(B, T)``) must have
-        room for T more steps. Returns (outputs (B, T, output_size), final state)."""
+        room for T more steps. Returns (outputs (B, T, output_size), final state), and with
+        ``operations`` the push and pop strengths of every step (B, T, 2, H): [d_t, u_t] per head,
+        0 on padding, to see how a controller uses its memory."""
         batch, steps = tf.shape(inputs)[0], tf.shape(inputs)[1]
         state = initial_state if initial_state is not None else self.initial_state(batch, steps)
         time_major = tf.transpose(inputs, [1, 0, 2])
@@ -102,17 +109,23 @@ class MemoryLSTM(tf.keras.layers.Layer):
 
         # A while loop rather than tf.scan: scan would stack the state of every step, and the
         # memory alone is (B, T, m) per step.
-        def body(t, state, outputs):
+        def body(t, state, outputs, ops):
             if time_mask is None:
-                output, new = self.step(time_major[t], state)
+                output, new, step_ops = self._step(time_major[t], state)
             else:
-                output, new = self.step(time_major[t], state, active=time_mask[t])
+                output, new, step_ops = self._step(time_major[t], state, active=time_mask[t])
                 new = _keep_where_inactive(time_mask[t], new, state)
-            return t + 1, new, outputs.write(t, output)
+            return t + 1, new, outputs.write(t, output), ops.write(t, step_ops) if operations else ops
 
         outputs = tf.TensorArray(inputs.dtype, size=steps)
-        _, final, outputs = tf.while_loop(lambda t, *_: t < steps, body, (tf.constant(0), state, outputs))
-        return tf.transpose(outputs.stack(), [1, 0, 2]), final
+        # Without ``operations`` the strengths are not kept: an empty array stands in for them.
+        ops = tf.TensorArray(inputs.dtype, size=steps if operations else 0)
+        _, final, outputs, ops = tf.while_loop(lambda t, *_: t < steps, body,
+                                               (tf.constant(0), state, outputs, ops))
+        outputs = tf.transpose(outputs.stack(), [1, 0, 2])
+        if operations:
+            return outputs, final, tf.transpose(ops.stack(), [1, 0, 2, 3])
+        return outputs, final
 
 
 def _per_head(bias, heads):

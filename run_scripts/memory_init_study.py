@@ -18,9 +18,16 @@ longest (not the paper's: a question of whether the depth of the memory is what 
 learn). The network is the toolkit's own (``memory_network``: the MemoryLSTM and its initial
 biases); the rest is the smallest loop that trains it, with one embedding for source and target
 symbols where the model has one each (``memorylstm/model.py``): the controller here must tell
-reading from generating by the separator alone, so its verdicts can differ from the model's: a
+reading from generating by the separator alone, so its verdicts can differ from the model's
+(``--separate_embeddings`` gives target symbols a table of their own, as the model does): a
 verdict is a lead to check on the model's cell (there, ``--curriculum_epochs=10`` made reversal
 learn slower: the results README).
+
+``--show_ops`` adds to each report the mean push and pop strengths on the held-out sequences in
+each phase: the first and the second half of the source, the separator, the target. They show
+which way a controller uses its memory, where accuracy alone only says that it fails: a
+Stack-LSTM that reverses keeps the whole source (push near 1, pop near 0) and pops while
+generating; one that keeps only the first half of the source leaves the rest to its LSTM.
 """
 
 import argparse
@@ -109,19 +116,62 @@ def accuracies(right, labels):
     return right.all(axis=1).mean(), (before_error.sum(axis=1) / target.sum(axis=1)).mean()
 
 
-def study(task, model, deque_biases, seed, steps, learning_rate, log, size=SMALL, curriculum=0, report_every=0):
+# Where in a sequence a strength is averaged: the first and second half of the source, the
+# separator, the target (after the separator).
+PHASES = ("source, first half", "source, second half", "separator", "target")
+
+
+def phases(inputs, size):
+    """(n, T) phase numbers of ``PHASES`` for every position of ``inputs`` (-1 on padding)."""
+    lengths = (inputs == size.separator).argmax(axis=1)[:, None]
+    position = np.arange(inputs.shape[1])[None, :]
+    phase = np.select([position < (lengths + 1) // 2, position < lengths, position == lengths,
+                       position <= 2 * lengths], [0, 1, 2, 3], -1)
+    return np.where(inputs == size.pad, -1, phase)
+
+
+def operations_by_phase(operations, inputs, size):
+    """A line of the mean push and pop strengths (``MemoryLSTM(..., operations=True)``'s (n, T, 2,
+    H)) in each phase: whether the controller keeps the source on its memory, or only part of it
+    (a Stack-LSTM that keeps the first symbols and leaves the last to its LSTM), and pops while
+    generating."""
+    phase = phases(inputs, size)
+    heads = operations.shape[-1]
+    ends = [""] if heads == 1 else [" (top)", " (bottom)"]  # the deque's heads, in the memory's order
+    names = [f"{op}{end}" for end in ends for op in ("push", "pop")]
+    cells = []
+    for p, name in enumerate(PHASES):
+        chosen = operations[phase == p]  # (positions, 2, H)
+        means = chosen.mean(axis=0).T.reshape(-1) if len(chosen) else [np.nan] * len(names)
+        cells.append(f"{name}: " + ", ".join(f"{n} {m:.2f}" for n, m in zip(names, means)))
+    return "  strengths: " + "; ".join(cells)
+
+
+def separate_ids(inputs, size):
+    """``inputs`` with the target symbols (after the separator) moved to a second block of the
+    embedding table, ``size.symbols + 3`` on: source and target symbols embedded apart, as in the
+    model, where only the separator and padding were apart before."""
+    return inputs + (phases(inputs, size) == 3) * (size.symbols + 3)
+
+
+def study(task, model, deque_biases, seed, steps, learning_rate, log, size=SMALL, curriculum=0, report_every=0,
+          show_ops=False, separate_embeddings=False):
     tf.random.set_seed(seed)
     rng = np.random.default_rng(seed)
     config = Config().replace(model=model, deque_biases=deque_biases, units=size.units, memory_width=size.units)
-    embed = tf.keras.layers.Embedding(size.symbols + 3, size.embedding_size)
+    embed = tf.keras.layers.Embedding((size.symbols + 3) * (2 if separate_embeddings else 1), size.embedding_size)
     memory = memory_network(config.model)
     output = tf.keras.layers.Dense(size.symbols + 2)
     optimizer = tf.keras.optimizers.Adam(learning_rate, clipnorm=1.0)
 
+    def model_inputs(inputs):
+        return separate_ids(inputs, size) if separate_embeddings else inputs
+
     def logits(inputs):
         return output(memory(embed(inputs), mask=inputs != size.pad)[0])
 
-    @tf.function
+    # One trace for every length (the cells' lengths 8-64 would otherwise trace 57 times).
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int64)] * 2)
     def train_step(inputs, labels):
         with tf.GradientTape() as tape:
             real = tf.cast(labels >= 0, tf.float32)
@@ -135,16 +185,20 @@ def study(task, model, deque_biases, seed, steps, learning_rate, log, size=SMALL
     held_out = batch(task, np.random.default_rng([seed, 1]), 200, size)
 
     def report(step):
-        inputs, labels = held_out
+        inputs, labels = model_inputs(held_out[0]), held_out[1]
         right = np.where(labels >= 0, tf.argmax(logits(inputs), -1).numpy() == labels, True)
         coarse, fine = accuracies(right, labels)
         log(f"{task} {model} --deque_biases={deque_biases} lr {learning_rate} seed {seed}: after {step} steps "
             f"perplexity {np.exp(np.mean(losses[-100:])):.2f}, coarse {coarse:.2f}, fine {fine:.2f} "
             f"({time.time() - start:.0f} s)")
+        if show_ops:
+            operations = memory(embed(inputs), mask=inputs != size.pad, operations=True)[2].numpy()
+            log(operations_by_phase(operations, held_out[0], size))
 
     start, losses = time.time(), []
     for step in range(1, steps + 1):
-        losses.append(float(train_step(*batch(task, rng, 10, size, size.longest_at(step, curriculum)))))
+        inputs, labels = batch(task, rng, 10, size, size.longest_at(step, curriculum))
+        losses.append(float(train_step(model_inputs(inputs), labels)))
         if report_every and step % report_every == 0 and step < steps:
             report(step)
     report(steps)
@@ -167,6 +221,10 @@ def main():
     parser.add_argument("--curriculum", type=int, default=0, metavar="STEPS",
                         help="steps over which the longest source grows from the shortest + 4 to the longest")
     parser.add_argument("--report_every", type=int, default=0, metavar="STEPS")
+    parser.add_argument("--show_ops", action="store_true",
+                        help="with each report, the mean push and pop strengths by phase of the sequence")
+    parser.add_argument("--separate_embeddings", action="store_true",
+                        help="source and target symbols embedded by tables of their own, as in the model")
     args = parser.parse_args()
     size = Size(args.symbols, *args.lengths, args.units, args.embedding_size)
     try:
@@ -176,7 +234,8 @@ def main():
         parser.error(str(e))
     for seed in args.seeds:
         study(args.task, args.model, args.deque_biases, seed, args.steps, args.learning_rate,
-              lambda m: print(m, flush=True), size, args.curriculum, args.report_every)
+              lambda m: print(m, flush=True), size, args.curriculum, args.report_every, args.show_ops,
+              args.separate_embeddings)
 
 
 if __name__ == "__main__":

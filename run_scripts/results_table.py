@@ -108,10 +108,23 @@ def transduction_table(cells):
             lines.append(f"| {task} | {model} | {ours} | {accuracies(paper)} | {run} |")
     lines.append("")
     for c in cells:
+        restarts = c.get("restarts", [])
         lines += [f"`{c['task']}` × `{c['model']}` ({c['date']}, {c['machine']}): best dev perplexity "
-                  f"{c['best_dev_perplexity']:.3f}. {c['note']}", "", "```", c["generate_command"], c["train_command"],
+                  f"{c['best_dev_perplexity']:.3f}. {c['note']}{restarts_sentence(c)}", "", "```",
+                  c["generate_command"], *([r["train_command"] for r in restarts] or [c["train_command"]]),
                   c["training_lengths"]["test_command"], c["longer"]["test_command"], "```", ""]
     return lines
+
+
+def restarts_sentence(cell):
+    """The runs of a cell trained from several seeds (``run_transduction.py --seeds``), and which
+    one the paper's criterion kept; empty for a cell of one run."""
+    if "restarts" not in cell:
+        return ""
+    runs = "; ".join(f"seed {r['seed']}: {r['train_perplexity']:.2f} (dev {r['best_dev_perplexity']:.2f}, "
+                     f"best epoch {r['best_epoch']} of {r['epochs']}, {r['train_seconds']} s)" for r in cell["restarts"])
+    return (f" Runs from {len(cell['restarts'])} seeds, training perplexity at the best epoch (the paper kept the "
+            f"lowest): {runs}; kept: seed {cell['kept_seed']}, the one tested.")
 
 
 def percent(x):

@@ -12,6 +12,12 @@ already in the results file is replaced; other cells are kept.
 
 The time budget (``budgeted_runs.py``) counts finished epochs; a cell that training stops at
 the budget is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
+
+``--seeds S ...`` trains the cell again from other initialisations (``--seed=S``, into
+``<model>_seed<S>``; the cell's own run keeps the toolkit's default seed and its directory) and
+keeps the run of the lowest training perplexity at its best epoch, as the paper selected its
+models ("based on average training perplexity", §5): each run within the time budget, only the
+kept one tested; every run's figures are recorded under ``"restarts"``.
 """
 
 import argparse
@@ -23,16 +29,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget  # noqa: E402
+from nmtcore.config import Config  # noqa: E402
 from run_experiment import machine  # noqa: E402
 from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
 
 TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
 
 
-def train_command(model, data, working_dir):
+def train_command(model, data, working_dir, seed=None):
     files = [f"--{flag}={data}/{name}" for flag, name in (
         ("train_set1", "train.src"), ("train_set2", "train.tgt"), ("dev_set1", "dev.src"), ("dev_set2", "dev.tgt"))]
-    return [sys.executable, "-u", NMT, *TRAINING, *MODELS[model], *files, f"--working_dir={working_dir}"]
+    seeded = [] if seed is None else [f"--seed={seed}"]
+    return [sys.executable, "-u", NMT, *TRAINING, *MODELS[model], *seeded, *files, f"--working_dir={working_dir}"]
 
 
 def test(data, working_dir, name):
@@ -41,27 +49,42 @@ def test(data, working_dir, name):
     return command, run_test(command, working_dir, name)
 
 
-def run_cell(task, model, work, log):
+def run_cell(task, model, work, log, seeds=()):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
-    working_dir = os.path.abspath(os.path.join(work, "transduction", task, model))
     # The task's files depend on GENERATE alone, so one writing serves every cell of the task.
     generated = generate_once("generate_transduction.py", [f"--task={task}", f"--out={data}", *GENERATE],
                               os.path.join(data, "test_long.tgt"))
-    train = train_command(model, data, working_dir)
-    os.makedirs(working_dir, exist_ok=True)
-    stopped = train_within_budget(train, working_dir, TRAIN_SECONDS, log)
-    with open(os.path.join(working_dir, "training_stats.json")) as f:
-        stats = json.load(f)
+    runs = [train_run(task, model, work, seed, data, log) for seed in (None, *seeds)]
+    kept = min(runs, key=lambda run: run["train_perplexity"])
     cell = {"task": task, "model": model, "generate_command": shown(generated),
-            "train_command": shown(train), "stopped": "time budget" if stopped else "finished",
-            "epochs": len(stats["epochs"]), "best_epoch": stats["best_epoch"],
-            "best_dev_perplexity": stats["best_dev_perplexity"], "train_seconds": round(stats["total_seconds"]),
+            **{k: v for k, v in kept.items() if k not in ("seed", "train_perplexity", "working_dir")},
             "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    if seeds:
+        cell.update(restarts=[{k: v for k, v in run.items() if k != "working_dir"} for run in runs],
+                    kept_seed=kept["seed"])
     for key, name in TEST_SETS.items():
-        command, scores = test(data, working_dir, name)
+        command, scores = test(data, kept["working_dir"], name)
         cell[key] = {"coarse": scores["coarse_accuracy"], "fine": scores["fine_accuracy"],
                      "test_seconds": round(scores["testing_time"]), "test_command": shown(command)}
     return cell
+
+
+def train_run(task, model, work, seed, data, log):
+    """Train one run of the cell within TRAIN_SECONDS (``seed`` None: the toolkit's default seed,
+    in the cell's own directory); what is recorded of it, with its directory and the training
+    perplexity of its best epoch, by which the paper chose among initialisations."""
+    name = model if seed is None else f"{model}_seed{seed}"
+    working_dir = os.path.abspath(os.path.join(work, "transduction", task, name))
+    command = train_command(model, data, working_dir, seed)
+    os.makedirs(working_dir, exist_ok=True)
+    stopped = train_within_budget(command, working_dir, TRAIN_SECONDS, log)
+    with open(os.path.join(working_dir, "training_stats.json")) as f:
+        stats = json.load(f)
+    return {"seed": "default" if seed is None else seed, "working_dir": working_dir, "train_command": shown(command),
+            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
+            "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
+            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"],
+            "train_seconds": round(stats["total_seconds"])}
 
 
 def record(cell, note):
@@ -73,15 +96,26 @@ def record(cell, note):
         f.write("\n")
 
 
+def seed(text):
+    """A ``--seeds`` value: a seed nmt.py takes (its --seed's range) other than its default, which
+    the cell's own run has."""
+    value, default = int(text), Config().training.seed
+    if not 0 <= value < 2**32 or value == default:
+        raise argparse.ArgumentTypeError(f"{text}: a seed from 0 to 2**32 - 1 other than the default {default}")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task", choices=TASKS)
     parser.add_argument("--models", nargs="*", choices=sorted(MODELS), help="cells to run (default: all)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
+    parser.add_argument("--seeds", type=seed, nargs="+", default=[], metavar="S",
+                        help="also train from these seeds and keep the run of the lowest training perplexity")
     args = parser.parse_args()
     for model in args.models or MODELS:
-        cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True))
+        cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True), list(dict.fromkeys(args.seeds)))
         record(cell, args.note)
         print(json.dumps(cell), flush=True)
 

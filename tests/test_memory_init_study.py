@@ -57,11 +57,14 @@ def test_coarse_and_fine_accuracy_of_a_hand_worked_example():
 def test_a_short_study_reports_its_perplexity_and_accuracies():
     printed = []
     study.study("copy", "deque_lstm", "per_end", seed=1, steps=3, learning_rate=0.01, log=printed.append,
-                curriculum=2, report_every=2)
-    assert len(printed) == 2
+                curriculum=2, report_every=2, show_ops=True)
+    assert len(printed) == 4
     assert "copy deque_lstm --deque_biases=per_end lr 0.01 seed 1: after 2 steps" in printed[0]
-    assert "after 3 steps" in printed[1]
-    for line in printed:
+    assert "after 3 steps" in printed[2]
+    # per_end's initial biases: the top pushes half and hardly pops, the bottom hardly pushes
+    assert "source, first half: push (top) 0.5" in printed[1] and "pop (top) 0.0" in printed[1]
+    assert "push (bottom) 0.0" in printed[3]
+    for line in printed[::2]:
         coarse = float(line.split("coarse ")[1].split(",")[0])
         fine = float(line.split("fine ")[1].split()[0])
         assert 0.0 <= coarse <= fine <= 1.0
@@ -73,3 +76,41 @@ def test_an_impossible_problem_is_a_usage_error(flags, message):
     run = subprocess.run([sys.executable, str(ROOT / "run_scripts" / "memory_init_study.py"), "copy", *flags],
                          capture_output=True, text=True)
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+
+
+def test_phases_split_the_source_in_halves_then_the_separator_and_the_target():
+    size = study.SMALL
+    s, p = size.separator, size.pad
+    # sources of 3 and of 2 symbols: the first half is the first ceil(length / 2) symbols
+    inputs = np.array([[1, 2, 3, s, 3, 2, 1], [4, 5, s, 5, 4, p, p]])
+    np.testing.assert_array_equal(study.phases(inputs, size), [[0, 0, 1, 2, 3, 3, 3], [0, 1, 2, 3, 3, -1, -1]])
+
+
+def test_strengths_by_phase_are_the_means_over_the_positions_of_each_phase():
+    size = study.SMALL
+    s = size.separator
+    inputs = np.array([[1, 2, 3, 4, s, 4, 3, 2, 1]])
+    operations = np.zeros((1, 9, 2, 1))
+    operations[0, :2, 0] = 1.0  # pushes the first half of the source only
+    operations[0, 5:, 1, 0] = [1.0, 1.0, 0.5, 0.5]  # pops while generating
+    line = study.operations_by_phase(operations, inputs, size)
+    assert line == ("  strengths: source, first half: push 1.00, pop 0.00; source, second half: push 0.00, pop 0.00; "
+                    "separator: push 0.00, pop 0.00; target: push 0.00, pop 0.75")
+    # A one-symbol source has no second half: its strengths are not a number, the others are.
+    one = study.operations_by_phase(np.ones((1, 3, 2, 1)), np.array([[1, s, 1]]), size)
+    assert "source, second half: push nan, pop nan; separator: push 1.00, pop 1.00" in one
+    # The deque's two heads, top then bottom.
+    assert "target: push (top) 0.00, pop (top) 0.75, push (bottom) 0.00, pop (bottom) 0.75" in \
+        study.operations_by_phase(np.repeat(operations, 2, axis=3), inputs, size)
+
+
+def test_separate_embeddings_move_the_target_symbols_alone_to_a_table_of_their_own():
+    size = study.SMALL
+    s, p = size.separator, size.pad
+    inputs = np.array([[1, 2, s, 2, 1, p]])
+    moved = size.symbols + 3
+    np.testing.assert_array_equal(study.separate_ids(inputs, size), [[1, 2, s, 2 + moved, 1 + moved, p]])
+    printed = []
+    study.study("reverse", "stack_lstm", "same", seed=1, steps=2, learning_rate=0.01, log=printed.append,
+                separate_embeddings=True)
+    assert "after 2 steps" in printed[0]

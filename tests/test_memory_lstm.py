@@ -96,3 +96,26 @@ def test_push_and_pop_biases_start_per_head_when_given_per_head():
     np.testing.assert_array_equal(layer.pop.bias.numpy(), [-3.0, -1.0])
     with pytest.raises(ValueError, match="3 initial biases for 2 heads"):
         MemoryLSTM(6, 4, kind="deque", pop_bias=(-3.0, -1.0, 0.0))
+
+
+@pytest.mark.parametrize("kind", ["stack", "deque"])
+def test_operations_are_the_push_and_pop_strengths_each_step_gave_and_change_nothing_else(kind):
+    tf.random.set_seed(3)
+    layer = MemoryLSTM(5, 3, kind=kind)
+    x = tf.random.normal([2, 6, 4])
+    mask = tf.constant([[True] * 6, [True] * 4 + [False] * 2])
+    outputs, final = layer(x, mask=mask)
+    with_ops, final_with_ops, ops = layer(x, mask=mask, operations=True)
+    np.testing.assert_array_equal(with_ops.numpy(), outputs.numpy())
+    np.testing.assert_array_equal(final_with_ops.read.numpy(), final.read.numpy())
+    heads = len(layer.memory.heads)
+    assert ops.shape == (2, 6, 2, heads)
+    # Step by step, the controller's d_t and u_t from its output o'_t (§3.4) are what ops holds.
+    state = layer.initial_state(2, 6)
+    for t in range(6):
+        controller_out, _ = layer.lstm.step(tf.concat([x[:, t], state.read], axis=-1), state.lstm)
+        expected = tf.stack([layer.push(controller_out), layer.pop(controller_out)], axis=1).numpy()
+        expected[1] *= bool(mask[1, t])  # a padded step pushes and pops nothing
+        np.testing.assert_allclose(ops[:, t].numpy(), expected, atol=1e-6)
+        _, state = layer.step(x[:, t], state, active=mask[:, t])
+    assert not ops[1, 4:].numpy().any()

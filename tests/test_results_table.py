@@ -52,3 +52,20 @@ def test_a_recorded_transduction_cell_sits_beside_the_papers_figures_and_the_oth
     assert cells[2:] == ["**0.50** / 0.75", "**0.25** / 0.75", "1.00 / 1.00", "1.00 / 1.00", "8 (7)", "1200", "20"]
     assert "not run yet" in next(line for line in lines if line.startswith("| reverse | stack_lstm |"))
     assert "python3 nmt.py --do_training X\npython3 nmt.py --do_testing T" in "\n".join(lines)
+
+
+def test_a_transduction_cell_of_several_seeds_shows_every_run_and_the_one_kept():
+    tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "python3 nmt.py --do_testing T"}
+    runs = [{"seed": "default", "train_perplexity": 5.0, "best_dev_perplexity": 6.0, "best_epoch": 3, "epochs": 4,
+             "train_seconds": 100, "train_command": "python3 nmt.py --do_training A"},
+            {"seed": 2, "train_perplexity": 2.0, "best_dev_perplexity": 2.5, "best_epoch": 4, "epochs": 4,
+             "train_seconds": 110, "train_command": "python3 nmt.py --do_training B"}]
+    cell = {"task": "reverse", "model": "stack_lstm", "training_lengths": tested, "longer": tested, "epochs": 4,
+            "best_epoch": 4, "train_seconds": 110, "best_dev_perplexity": 2.5, "date": "D", "machine": "M",
+            "note": "Why.", "generate_command": "G", "train_command": "python3 nmt.py --do_training B",
+            "restarts": runs, "kept_seed": 2}
+    text = "\n".join(results_table.transduction_table([cell]))
+    assert ("seed default: 5.00 (dev 6.00, best epoch 3 of 4, 100 s); seed 2: 2.00 (dev 2.50, best epoch 4 of 4, "
+            "110 s); kept: seed 2") in text
+    # every run's training command, then the kept run's tests
+    assert "G\npython3 nmt.py --do_training A\npython3 nmt.py --do_training B\npython3 nmt.py --do_testing T" in text

@@ -18,17 +18,22 @@ def flag(command, name):
     return next(a.split("=", 1)[1] for a in command if a.startswith(f"--{name}="))
 
 
-def fake_cell(tmp_path, monkeypatch, task, model):
-    """run_cell with a training that writes training_stats.json and tests that score by test set."""
-    trained = []
+def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=None):
+    """run_cell with a training that writes training_stats.json (the best epoch's training
+    perplexity by seed, from ``train_perplexities``) and tests that score by test set and
+    directory (a run's seed: its directory's suffix, 0 for the default)."""
+    trained, tested = [], []
 
     def train_within_budget(command, working_dir, budget, log):
         trained.append((command, budget))
+        perplexity = (train_perplexities or {}).get(seed_of(working_dir), 3.0)
+        epochs = [{"seconds": 60, "train_perplexity": p} for p in (9.0, perplexity, 1.0)]
         Path(working_dir, "training_stats.json").write_text(json.dumps(
-            {"epochs": [{"seconds": 60}] * 3, "best_epoch": 2, "best_dev_perplexity": 1.5, "total_seconds": 180}))
+            {"epochs": epochs, "best_epoch": 2, "best_dev_perplexity": 1.5, "total_seconds": 180}))
         return True
 
     def run_test(command, working_dir, name):
+        tested.append(working_dir)
         coarse = {"test": 0.75, "test_long": 0.25}[name]
         return {"coarse_accuracy": coarse, "fine_accuracy": coarse + 0.1, "testing_time": 2.4}
 
@@ -36,11 +41,17 @@ def fake_cell(tmp_path, monkeypatch, task, model):
     monkeypatch.setattr(runner, "run_test", run_test)
     monkeypatch.setattr(runner, "machine", lambda: "M")
     monkeypatch.setattr(runner, "GENERATE", "--seed=3 --train=6 --dev=2 --test=2 --vocab_size=10".split())
-    return runner.run_cell(task, model, str(tmp_path / "work"), print), trained
+    cell = runner.run_cell(task, model, str(tmp_path / "work"), print, seeds)
+    return cell, trained, tested
+
+
+def seed_of(working_dir):
+    name = Path(working_dir).name
+    return int(name.rsplit("_seed", 1)[1]) if "_seed" in name else 0
 
 
 def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
-    cell, trained = fake_cell(tmp_path, monkeypatch, "reverse", "deque_lstm")
+    cell, trained, _ = fake_cell(tmp_path, monkeypatch, "reverse", "deque_lstm")
     data = tmp_path / "work" / "transduction" / "data" / "reverse"
     [(command, budget)] = trained
     assert budget == runner.TRAIN_SECONDS and flag(command, "train_set2") == str(data / "train.tgt")
@@ -52,7 +63,7 @@ def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
 
 
 def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_path, monkeypatch):
-    cell, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm")
+    cell, _, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm")
     data = tmp_path / "work" / "transduction" / "data" / "copy"
     written = {p.name: p.read_text() for p in data.iterdir()}
     assert set(written) == {f"{n}.{s}" for n in ("train", "dev", "test", "test_long") for s in ("src", "tgt")}
@@ -60,3 +71,33 @@ def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_pa
     assert cell["generate_command"].split()[0] == runner.shown([sys.executable])
     subprocess.run(cell["generate_command"].split(), check=True, capture_output=True, cwd=os.getcwd())
     assert {p.name: p.read_text() for p in data.iterdir()} == written
+
+
+def test_seeds_train_a_run_each_and_the_lowest_training_perplexity_is_kept_and_tested_alone(tmp_path, monkeypatch):
+    # the best epoch's training perplexity decides (the last epoch's, 1.0 in every run, does not)
+    cell, trained, tested = fake_cell(tmp_path, monkeypatch, "reverse", "stack_lstm", seeds=(2, 3),
+                                      train_perplexities={0: 5.0, 2: 2.0, 3: 4.0})
+    base = tmp_path / "work" / "transduction" / "reverse"
+    assert [flag(command, "working_dir") for command, _ in trained] == [
+        str(base / "stack_lstm"), str(base / "stack_lstm_seed2"), str(base / "stack_lstm_seed3")]
+    # the cell's own run keeps the toolkit's default seed (its flags as before); the others name theirs
+    assert [next((a for a in command if a.startswith("--seed=")), None) for command, _ in trained] == [
+        None, "--seed=2", "--seed=3"]
+    assert set(tested) == {str(base / "stack_lstm_seed2")} and len(tested) == 2
+    assert cell["kept_seed"] == 2 and "--seed=2" in cell["train_command"]
+    assert [(r["seed"], r["train_perplexity"]) for r in cell["restarts"]] == [("default", 5.0), (2, 2.0), (3, 4.0)]
+    assert all(r["train_command"].endswith(f"--working_dir={runner.shown([str(base / d)])}") for r, d in
+               zip(cell["restarts"], ("stack_lstm", "stack_lstm_seed2", "stack_lstm_seed3")))
+
+
+def test_a_cell_of_one_run_records_no_restarts(tmp_path, monkeypatch):
+    cell, _, _ = fake_cell(tmp_path, monkeypatch, "copy", "queue_lstm")
+    assert "restarts" not in cell and "kept_seed" not in cell
+
+
+def test_seeds_out_of_range_or_the_default_one_are_usage_errors():
+    for value, message in (("-1", "-1: a seed from 0 to 2**32 - 1 other than the default 1234"),
+                           ("1234", "1234: a seed from 0"), ("two", "invalid seed value: 'two'")):
+        run = subprocess.run([sys.executable, str(ROOT / "run_scripts" / "run_transduction.py"), "reverse",
+                              "--seeds", value], capture_output=True, text=True)
+        assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
