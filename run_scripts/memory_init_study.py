@@ -26,8 +26,9 @@ learn slower: the results README).
 ``--show_ops`` adds to each report the mean push and pop strengths on the held-out sequences in
 each phase: the first and the second half of the source, the separator, the target. They show
 which way a controller uses its memory, where accuracy alone only says that it fails: a
-Stack-LSTM that reverses keeps the whole source (push near 1, pop near 0) and pops while
-generating; one that keeps only the first half of the source leaves the rest to its LSTM.
+Stack-LSTM that reverses keeps the whole source (push near 1, pop near 0) and pops near 1 while
+generating, pushing nothing; one that pushes half strengths blurs every read over several values,
+and one that pushes while generating covers the source with what it generates.
 """
 
 import argparse
@@ -132,9 +133,8 @@ def phases(inputs, size):
 
 def operations_by_phase(operations, inputs, size):
     """A line of the mean push and pop strengths (``MemoryLSTM(..., operations=True)``'s (n, T, 2,
-    H)) in each phase: whether the controller keeps the source on its memory, or only part of it
-    (a Stack-LSTM that keeps the first symbols and leaves the last to its LSTM), and pops while
-    generating."""
+    H)) in each phase: whether the controller keeps the whole source on its memory, or only part
+    of it, and whether it pops (and stops pushing) while generating."""
     phase = phases(inputs, size)
     heads = operations.shape[-1]
     ends = [""] if heads == 1 else [" (top)", " (bottom)"]  # the deque's heads, in the memory's order
@@ -186,14 +186,15 @@ def study(task, model, deque_biases, seed, steps, learning_rate, log, size=SMALL
 
     def report(step):
         inputs, labels = model_inputs(held_out[0]), held_out[1]
-        right = np.where(labels >= 0, tf.argmax(logits(inputs), -1).numpy() == labels, True)
+        # One pass gives the outputs scored and the strengths shown.
+        outputs, _, operations = memory(embed(inputs), mask=inputs != size.pad, operations=True)
+        right = np.where(labels >= 0, tf.argmax(output(outputs), -1).numpy() == labels, True)
         coarse, fine = accuracies(right, labels)
         log(f"{task} {model} --deque_biases={deque_biases} lr {learning_rate} seed {seed}: after {step} steps "
             f"perplexity {np.exp(np.mean(losses[-100:])):.2f}, coarse {coarse:.2f}, fine {fine:.2f} "
             f"({time.time() - start:.0f} s)")
         if show_ops:
-            operations = memory(embed(inputs), mask=inputs != size.pad, operations=True)[2].numpy()
-            log(operations_by_phase(operations, held_out[0], size))
+            log(operations_by_phase(operations.numpy(), held_out[0], size))
 
     start, losses = time.time(), []
     for step in range(1, steps + 1):
