@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget  # noqa: E402
+from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
 from nmtcore.config import Config  # noqa: E402
 from run_experiment import machine  # noqa: E402
 from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
@@ -78,13 +78,11 @@ def train_run(task, model, work, seed, data, log):
     command = train_command(model, data, working_dir, seed)
     os.makedirs(working_dir, exist_ok=True)
     stopped = train_within_budget(command, working_dir, TRAIN_SECONDS, log)
+    recorded = training_record(command, working_dir, stopped, TRAIN_SECONDS)
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
-    return {"seed": "default" if seed is None else seed, "working_dir": working_dir, "train_command": shown(command),
-            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
-            "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
-            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"],
-            "train_seconds": round(stats["total_seconds"])}
+    return {"seed": "default" if seed is None else seed, **recorded, "working_dir": working_dir,
+            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"]}
 
 
 def record(cell, note):

@@ -20,8 +20,8 @@ def flag(command, name):
 
 def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=None):
     """run_cell with a training that writes training_stats.json (the best epoch's training
-    perplexity by seed, from ``train_perplexities``) and tests that score by test set and
-    directory (a run's seed: its directory's suffix, 0 for the default)."""
+    perplexity by seed, from ``train_perplexities``; a run's seed is its directory's suffix, 0 for
+    the default) and tests that score by test set and note the directory they tested."""
     trained, tested = [], []
 
     def train_within_budget(command, working_dir, budget, log):
