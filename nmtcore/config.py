@@ -111,8 +111,9 @@ class TrainingConfig:
     """How the network is trained."""
 
     learning_rate: float = option(0.001, "network weights' learning rate", 0, 10, low_open=True)
-    optimizer: str = option("adam", "adam (LazyAdam, as the thesis) or sgd (plain stochastic gradient descent, as "
-                                    "McCoy et al.'s question-formation code)", choices=("adam", "sgd"), legacy="adam")
+    optimizer: str = option("adam", "adam (LazyAdam, as the thesis), sgd (plain stochastic gradient descent, as "
+                                    "McCoy et al.'s question-formation code) or rmsprop (as Grefenstette et al.'s "
+                                    "memory LSTMs)", choices=("adam", "sgd", "rmsprop"), legacy="adam")
     pb_learning_rate: float = option(0.01, "PB learning rate (training and recognition)", 0, 1e3, low_open=True)
     batch_size: int = option(64, "sentences per training batch", 1, 1e6)
     gradient_clip: float = option(1.0, "global-norm clip", 0, 1e9, low_open=True)

@@ -22,11 +22,15 @@ from nmtcore.errors import UserError
 
 def make_optimizer(name, learning_rate, variables):
     """The ``--optimizer`` of one variable group, its slots made now (outside any compiled step):
-    LazyAdam as the thesis, or plain SGD, whose updates are the learning rate times the (clipped)
-    gradient, as in McCoy et al.'s code."""
+    LazyAdam as the thesis; plain SGD, whose updates are the learning rate times the (clipped)
+    gradient, as in McCoy et al.'s code; or RMSProp (Tieleman and Hinton's: a running mean of
+    squared gradients with decay 0.9, no momentum), as Grefenstette et al. trained the memory LSTMs."""
     if name == "adam":
         return addons.lazy_adam(learning_rate, variables)
-    optimizer = tf.keras.optimizers.legacy.SGD(learning_rate=learning_rate)
+    if name == "rmsprop":
+        optimizer = tf.keras.optimizers.legacy.RMSprop(learning_rate=learning_rate, rho=0.9, momentum=0.0)
+    else:
+        optimizer = tf.keras.optimizers.legacy.SGD(learning_rate=learning_rate)
     optimizer._create_all_weights(variables)  # noqa: SLF001 (as addons.lazy_adam: no public way)
     return optimizer
 

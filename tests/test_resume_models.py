@@ -88,7 +88,9 @@ RUNS = {
     "encdec_srn_location_questions": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
                                                              "--attention_positions=8", "--early_stopping_metric=score"],
                                       "model/attention"),
-    "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end"], "model/network/pop"),
+    # --optimizer=rmsprop (the paper's, for the memory LSTMs): its mean squares are resumed too.
+    "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end", "--optimizer=rmsprop"],
+                   "model/network/pop"),
     "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/"),
     "encdec_soft_inflection": ("inflection", ["--model=encdec", *LAYERS, "--bidirectional", "--attention=content",
                                               "--attention_style=luong", "--inflection_target=form",

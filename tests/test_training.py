@@ -43,6 +43,17 @@ def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
         training.train(trainer, corpus, str(tmp_path), log=lambda _: None)
 
 
+def clipped_gradients(trainer, kind, batch, clip):
+    """The gradients of the batch-mean loss at the current weights, clipped to global norm ``clip``
+    (dense: the embeddings' rows a batch does not touch get 0)."""
+    variables = trainer.model.trainable_variables
+    with tf.GradientTape() as tape:
+        per_sentence, extra, _ = trainer.model.sentence_losses(batch, kind)
+        loss = tf.reduce_sum(per_sentence) / tf.cast(tf.shape(per_sentence)[0], tf.float32) + extra
+    grads, _ = tf.clip_by_global_norm([tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)], clip)
+    return [g.numpy() for g in grads]
+
+
 @pytest.mark.parametrize("clip", [1e9, 0.01])
 def test_sgd_moves_every_weight_by_the_learning_rate_times_its_clipped_gradient(setup, clip):
     """--optimizer=sgd is plain SGD (McCoy et al.'s): no momentum, no per-weight scaling."""
@@ -50,15 +61,31 @@ def test_sgd_moves_every_weight_by_the_learning_rate_times_its_clipped_gradient(
     trainer = make_trainer(optimizer="sgd", learning_rate=0.5, gradient_clip=clip)  # no dropout: no draws
     kind, batch = next(trainer.epoch_batches(corpus, 1, np.random.default_rng(0)))
     variables = trainer.model.trainable_variables
-    with tf.GradientTape() as tape:
-        per_sentence, extra, _ = trainer.model.sentence_losses(batch, kind)
-        loss = tf.reduce_sum(per_sentence) / tf.cast(tf.shape(per_sentence)[0], tf.float32) + extra
-    grads, _ = tf.clip_by_global_norm([tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)], clip)
-    expected = [v.numpy() - 0.5 * g.numpy() for v, g in zip(variables, grads)]
+    expected = [v.numpy() - 0.5 * g for v, g in zip(variables, clipped_gradients(trainer, kind, batch, clip))]
     trainer.train_step(batch, kind)
     for v, e in zip(variables, expected):
         np.testing.assert_allclose(v.numpy(), e, atol=1e-5, err_msg=v.name)
     assert trainer.optimizers[0].get_slot_names() == []
+
+
+def test_rmsprop_divides_each_gradient_by_the_root_of_its_running_mean_square(setup):
+    """--optimizer=rmsprop is Tieleman and Hinton's RMSProp (Grefenstette et al.'s): the mean square
+    ms <- 0.9 ms + 0.1 g^2 from 0, each weight moving by lr g / sqrt(ms), no momentum; checked over
+    two steps, where momentum would show. (Every weight with a gradient moves by about lr sqrt(10) in
+    step 1, however small its gradient: a gradient computed in another order of sums moves the
+    smallest ones' steps by a few percent, far less than 1e-5 at this rate.)"""
+    make_trainer, corpus = setup
+    trainer = make_trainer(optimizer="rmsprop", learning_rate=0.001, gradient_clip=1.0)
+    kind, batch = next(trainer.epoch_batches(corpus, 1, np.random.default_rng(0)))
+    variables = trainer.model.trainable_variables
+    mean_squares = [np.zeros(v.shape, np.float32) for v in variables]
+    for _ in range(2):
+        grads = clipped_gradients(trainer, kind, batch, 1.0)
+        mean_squares = [0.9 * ms + 0.1 * g ** 2 for ms, g in zip(mean_squares, grads)]
+        expected = [v.numpy() - 0.001 * g / (np.sqrt(ms) + 1e-7) for v, g, ms in zip(variables, grads, mean_squares)]
+        trainer.train_step(batch, kind)
+        for v, e in zip(variables, expected):
+            np.testing.assert_allclose(v.numpy(), e, atol=1e-5, err_msg=v.name)
 
 
 @pytest.mark.parametrize("stats, message", [
