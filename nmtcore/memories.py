@@ -29,6 +29,13 @@ the middle, top pushes going up and bottom pushes going down, which keeps the pa
 
 Where max/min tie, TensorFlow's gradients flow to the left argument, as the paper's footnote 1
 prescribes (``tf.nn.relu`` is max(0, x) with its left argument the constant).
+
+The backward pass of a read needs the values the read saw, and a step's values are the whole
+buffer: kept for every step of a sequence, they are O(T * capacity * m) of memory traffic, most of
+a training step's time. Since a row, once written, never changes, and a row not yet written gets
+no gradient (its strength is 0, and a min or relu at 0 sends none on; see ``read``), the backward
+pass can take every step's values from the buffer after the sequence's last step instead: given
+``final_values``, ``step`` keeps no values for its backward pass.
 """
 
 from typing import NamedTuple
@@ -74,6 +81,29 @@ def pop(strengths, u, end):
     return tf.nn.relu(strengths - tf.nn.relu(u[:, None] - strength_beyond(strengths, end)))
 
 
+def read(weights, values, final_values=None):
+    """The reads (B, H, m) of heads with ``weights`` (B, H, rows) from ``values`` (B, rows, m).
+
+    ``final_values``, if given, is a callable returning the buffer after the sequence's last step,
+    called only by the backward pass, whose gradient of the weights it computes from it rather than
+    from ``values``, so that ``values`` is not kept for the backward pass. The two buffers differ
+    only in rows written after this step, whose strength is 0 here; their weights' gradients then
+    differ, but go nowhere: read_weights' min(s, .) sends a gradient only to s where s <= the other
+    argument (always, at s = 0), and such an s is a relu at 0 of ``pop`` plus a push of 0 (its
+    row was not written), which send none on. The gradients are the same as without it."""
+    if final_values is None:
+        return tf.einsum("bhn,bnm->bhm", weights, values)
+
+    @tf.custom_gradient
+    def reads(w, v):
+        def gradient(upstream):
+            return (tf.einsum("bhm,bnm->bhn", upstream, final_values()),
+                    tf.einsum("bhn,bhm->bnm", w, upstream))
+        return tf.einsum("bhn,bnm->bhm", w, v), gradient
+
+    return reads(weights, values)
+
+
 def read_weights(strengths, end):
     """How much of each row a read from ``end`` takes: a total of at most 1, nearest rows first
     (the weights of eq. 3, 5, 10, 11): min(s[i], max(0, 1 - strength_beyond(s)[i]))."""
@@ -85,7 +115,7 @@ class Memory:
 
     ``step(state, d, u, v)`` takes, per head, push strengths d (B, H), pop strengths u (B, H) and
     values v (B, H, m), H = ``len(self.heads)`` (1, or 2 for the deque: top then bottom), and
-    returns (next state, reads (B, H, m)).
+    returns (next state, reads (B, H, m)); ``final_values`` as for ``read``.
     """
 
     def __init__(self, kind):
@@ -102,7 +132,7 @@ class Memory:
         return MemoryState(tf.zeros([batch, rows, width], dtype), tf.zeros([batch, rows], dtype),
                            tf.constant(0, tf.int32))
 
-    def step(self, state, d, u, v):
+    def step(self, state, d, u, v, final_values=None):
         """One time step: all pops (in head order: the deque pops its top first, eq. 7-8), then
         all pushes (eq. 1, 9), then the reads from the new strengths."""
         values, strengths = state.values, state.strengths
@@ -118,7 +148,7 @@ class Memory:
         strengths += tf.einsum("hn,bh->bn", tf.one_hot(written, rows, dtype=strengths.dtype), d)
         values = tf.tensor_scatter_nd_add(values, _row_indices(tf.shape(values)[0], written), v)
         weights = tf.stack([read_weights(strengths, head.pop) for head in self.heads], axis=1)
-        return MemoryState(values, strengths, state.step + 1), tf.einsum("bhn,bnm->bhm", weights, values)
+        return MemoryState(values, strengths, state.step + 1), read(weights, values, final_values)
 
     def _push_row(self, end, step, capacity):
         """The buffer row that step ``step`` writes at ``end``."""

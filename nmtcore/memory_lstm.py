@@ -83,8 +83,9 @@ class MemoryLSTM(tf.keras.layers.Layer):
         output, state, _ = self._step(x, state, active)
         return output, state
 
-    def _step(self, x, state, active=None):
-        """``step``, and the push and pop strengths it gave the memory (B, 2, H): [d_t, u_t]."""
+    def _step(self, x, state, active=None, final_values=None):
+        """``step``, and the push and pop strengths it gave the memory (B, 2, H): [d_t, u_t];
+        ``final_values`` as for ``Memory.step``."""
         controller_out, lstm_state = self.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
         heads = len(self.memory.heads)
         values = tf.reshape(self.value(controller_out), [-1, heads, self.memory_width])
@@ -92,7 +93,7 @@ class MemoryLSTM(tf.keras.layers.Layer):
         if active is not None:
             on = tf.cast(active, push.dtype)[:, None]
             push, pop = push * on, pop * on
-        memory, reads = self.memory.step(state.memory, push, pop, values)
+        memory, reads = self.memory.step(state.memory, push, pop, values, final_values)
         read = tf.reshape(reads, [-1, self.read_size])
         return self.out(controller_out), ControllerState(lstm_state, read, memory), tf.stack([push, pop], axis=1)
 
@@ -108,12 +109,17 @@ class MemoryLSTM(tf.keras.layers.Layer):
         time_mask = None if mask is None else tf.transpose(mask)
 
         # A while loop rather than tf.scan: scan would stack the state of every step, and the
-        # memory alone is (B, T, m) per step.
+        # memory alone is (B, T, m) per step. For the same reason the reads' backward pass takes
+        # the memory's values from the final state (``memories.read``), filled in after the loop.
+        final_memory = {}
+
+        def final_values():
+            return final_memory["values"]
+
         def body(t, state, outputs, ops):
-            if time_mask is None:
-                output, new, step_ops = self._step(time_major[t], state)
-            else:
-                output, new, step_ops = self._step(time_major[t], state, active=time_mask[t])
+            active = None if time_mask is None else time_mask[t]
+            output, new, step_ops = self._step(time_major[t], state, active, final_values)
+            if time_mask is not None:
                 new = _keep_where_inactive(time_mask[t], new, state)
             return t + 1, new, outputs.write(t, output), ops.write(t, step_ops) if operations else ops
 
@@ -122,6 +128,7 @@ class MemoryLSTM(tf.keras.layers.Layer):
         ops = tf.TensorArray(inputs.dtype, size=steps if operations else 0)
         _, final, outputs, ops = tf.while_loop(lambda t, *_: t < steps, body,
                                                (tf.constant(0), state, outputs, ops))
+        final_memory["values"] = final.memory.values
         outputs = tf.transpose(outputs.stack(), [1, 0, 2])
         if operations:
             return outputs, final, tf.transpose(ops.stack(), [1, 0, 2, 3])

@@ -82,8 +82,11 @@ def test_deque_worked_example():
     np.testing.assert_allclose(reads[0, 1], [[0.3, 0.3], [0.3, 0.3]], atol=1e-12)
 
 
+@pytest.mark.parametrize("final", [False, True], ids=["", "backward_from_final_values"])
 @pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
-def test_gradients_match_finite_differences(kind):
+def test_gradients_match_finite_differences(kind, final):
+    """With ``final``, the reads' backward pass takes the values from the memory after the last
+    step (``memories.read``): the gradients must be the same."""
     heads, steps, width = len(Memory(kind).heads), 3, 2
     rng = np.random.default_rng(5)
     inputs = [tf.constant(rng.uniform(size=shape)) for shape in
@@ -93,10 +96,11 @@ def test_gradients_match_finite_differences(kind):
     def loss(d, u, v):
         memory = Memory(kind)
         state = memory.initial_state(1, steps, width, tf.float64)
-        total = tf.constant(0.0, tf.float64)
+        total, last = tf.constant(0.0, tf.float64), {}
         for t in range(steps):
-            state, r = memory.step(state, d[:, t], u[:, t], v[:, t])
+            state, r = memory.step(state, d[:, t], u[:, t], v[:, t], (lambda: last["values"]) if final else None)
             total += tf.reduce_sum(r * weights[:, t])
+        last["values"] = state.values
         return total
 
     theoretical, numerical = tf.test.compute_gradient(loss, inputs, delta=1e-6)

@@ -119,3 +119,39 @@ def test_operations_are_the_push_and_pop_strengths_each_step_gave_and_change_not
         np.testing.assert_allclose(ops[:, t].numpy(), expected, atol=1e-6)
         _, state = layer.step(x[:, t], state, active=mask[:, t])
     assert not ops[1, 4:].numpy().any()
+
+
+@pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
+def test_whole_sequence_gradients_equal_step_by_step_ones(kind):
+    """``call`` takes its reads' backward values from the final memory (``memories.read``); its
+    gradients, over a source then a target call (training's two) with padding, equal those of the
+    plain step-by-step computation, each sequence alone over its real steps."""
+    tf.random.set_seed(3)
+    layer = MemoryLSTM(5, 3, kind=kind, output_size=4)
+    lengths, target_steps = [4, 2], 3
+    source, target = tf.random.normal([2, 4, 6]), tf.random.normal([2, target_steps, 6])
+    weights = tf.random.normal([2, 4 + target_steps, 4])
+    layer(source[:, :1])
+
+    @tf.function
+    def whole():
+        with tf.GradientTape() as tape:
+            mask = tf.sequence_mask(lengths, 4)
+            read, state = layer(source, mask=mask, initial_state=layer.initial_state(2, 4 + target_steps))
+            generated, _ = layer(target, initial_state=state)
+            masked = read * tf.cast(mask, read.dtype)[:, :, None]
+            loss = tf.reduce_sum(tf.concat([masked, generated], axis=1) * weights)
+        return tape.gradient(loss, layer.trainable_variables)
+
+    with tf.GradientTape() as tape:
+        loss = 0.0
+        for b, length in enumerate(lengths):
+            state = layer.initial_state(1, 4 + target_steps)
+            steps = [source[b:b + 1, t] for t in range(length)] + [target[b:b + 1, t] for t in range(target_steps)]
+            step_weights = [weights[b:b + 1, t] for t in range(length)] + [weights[b:b + 1, 4 + t] for t in range(target_steps)]
+            for x, w in zip(steps, step_weights):
+                out, state = layer.step(x, state)
+                loss += tf.reduce_sum(out * w)
+    expected = tape.gradient(loss, layer.trainable_variables)
+    for got, want, variable in zip(whole(), expected, layer.trainable_variables):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5, err_msg=variable.name)
