@@ -31,16 +31,16 @@ sys.path.insert(0, HERE)
 from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
 from nmtcore.config import Config  # noqa: E402
 from run_experiment import machine  # noqa: E402
-from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
+from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING, cell_flags  # noqa: E402
 
 TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
 
 
-def train_command(model, data, working_dir, seed=None):
+def train_command(task, model, data, working_dir, seed=None):
     files = [f"--{flag}={data}/{name}" for flag, name in (
         ("train_set1", "train.src"), ("train_set2", "train.tgt"), ("dev_set1", "dev.src"), ("dev_set2", "dev.tgt"))]
     seeded = [] if seed is None else [f"--seed={seed}"]
-    return [sys.executable, "-u", NMT, *TRAINING, *MODELS[model], *seeded, *files, f"--working_dir={working_dir}"]
+    return [sys.executable, "-u", NMT, *TRAINING, *cell_flags(task, model), *seeded, *files, f"--working_dir={working_dir}"]
 
 
 def test(data, working_dir, name):
@@ -75,7 +75,7 @@ def train_run(task, model, work, seed, data, log):
     perplexity of its best epoch, by which the paper chose among initialisations."""
     name = model if seed is None else f"{model}_seed{seed}"
     working_dir = os.path.abspath(os.path.join(work, "transduction", task, name))
-    command = train_command(model, data, working_dir, seed)
+    command = train_command(task, model, data, working_dir, seed)
     os.makedirs(working_dir, exist_ok=True)
     stopped = train_within_budget(command, working_dir, TRAIN_SECONDS, log)
     recorded = training_record(command, working_dir, stopped, TRAIN_SECONDS)

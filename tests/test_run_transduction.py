@@ -55,7 +55,9 @@ def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
     data = tmp_path / "work" / "transduction" / "data" / "reverse"
     [(command, budget)] = trained
     assert budget == runner.TRAIN_SECONDS and flag(command, "train_set2") == str(data / "train.tgt")
-    assert {"--model=deque_lstm", "--learning_rate=0.002", "--task=transduction"} <= set(command)
+    assert {"--model=deque_lstm", "--optimizer=rmsprop", "--learning_rate=0.005", "--task=transduction"} <= set(command)
+    # Reversal's DeQue starts with the same biases at both ends (TASK_FLAGS), its other cells per end.
+    assert [a for a in command if a.startswith("--deque_biases")] == ["--deque_biases=same"]
     assert flag(command, "working_dir") == str(tmp_path / "work" / "transduction" / "reverse" / "deque_lstm")
     assert (cell["stopped"], cell["epochs"], cell["best_epoch"], cell["train_seconds"]) == ("time budget", 3, 2, 180)
     assert cell["training_lengths"]["coarse"] == 0.75 and cell["longer"]["fine"] == 0.35
@@ -101,3 +103,13 @@ def test_seeds_out_of_range_or_the_default_one_are_usage_errors():
         run = subprocess.run([sys.executable, str(ROOT / "run_scripts" / "run_transduction.py"), "reverse",
                               "--seeds", value], capture_output=True, text=True)
         assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_task_s_own_flag_replaces_its_model_s_and_other_cells_keep_the_model_s():
+    from transduction_experiments import MODELS, TASK_FLAGS, cell_flags
+    for (task, model), own in TASK_FLAGS.items():
+        flags = cell_flags(task, model)
+        names = [f.split("=")[0] for f in flags]
+        assert set(own) <= set(flags) and len(names) == len(set(names))
+    assert cell_flags("copy", "deque_lstm") == MODELS["deque_lstm"]
+    assert "--deque_biases=per_end" in cell_flags("copy", "deque_lstm")
