@@ -45,8 +45,11 @@ MEMORY_TRAINING = ["--optimizer=rmsprop", "--learning_rate=0.005"]
 # Appendix B initialisation we do not have). Reversal needs it as a stack: per_end's bottom pops
 # 0.27 a step and pushes 0.05, so it eats the oldest source symbols, which reversal needs last;
 # with the same biases at both ends the bottom pushes more than it pops and never reaches them.
+# At 0.005 that DeQue-LSTM was unstable: training perplexity 167 in its first epoch, above a
+# uniform guess's 128, and dev perplexity 120-126 for 4 epochs (2026-11-26, working directory
+# ../runs/transduction/reverse/deque_lstm_rmsprop005_same); its cell trains at 0.001.
 MEMORY_FLAGS = {"deque_lstm": ["--deque_biases=per_end"]}
-TASK_FLAGS = {("reverse", "deque_lstm"): ["--deque_biases=same"]}
+TASK_FLAGS = {("reverse", "deque_lstm"): ["--deque_biases=same", "--learning_rate=0.001"]}
 # Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories
 # (--memory_width only for them: a model that has no memory refuses it). Cells trained before
 # that had it for the Deep LSTMs too, and resume with these flags (nmtcore.cli.check_resumable).
