@@ -55,9 +55,10 @@ def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
     data = tmp_path / "work" / "transduction" / "data" / "reverse"
     [(command, budget)] = trained
     assert budget == runner.TRAIN_SECONDS and flag(command, "train_set2") == str(data / "train.tgt")
-    assert {"--model=deque_lstm", "--optimizer=rmsprop", "--learning_rate=0.005", "--task=transduction"} <= set(command)
-    # Reversal's DeQue starts with the same biases at both ends (TASK_FLAGS), its other cells per end.
-    assert [a for a in command if a.startswith("--deque_biases")] == ["--deque_biases=same"]
+    assert {"--model=deque_lstm", "--optimizer=rmsprop", "--task=transduction"} <= set(command)
+    # Reversal's DeQue has its own biases and rate (TASK_FLAGS), each given once.
+    assert [a for a in command if a.startswith(("--deque_biases", "--learning_rate"))] == [
+        "--deque_biases=same", "--learning_rate=0.001"]
     assert flag(command, "working_dir") == str(tmp_path / "work" / "transduction" / "reverse" / "deque_lstm")
     assert (cell["stopped"], cell["epochs"], cell["best_epoch"], cell["train_seconds"]) == ("time budget", 3, 2, 180)
     assert cell["training_lengths"]["coarse"] == 0.75 and cell["longer"]["fine"] == 0.35
