@@ -33,7 +33,7 @@ TRAIN_SECONDS = 25 * 60
 TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
 # How the memory LSTMs are trained. The paper's RMSProp at 0.005, the top of its grid (5e-3..5e-5):
 # with it the reversal cell's Stack-LSTM reached dev perplexity 1.00 in its second epoch
-# (2026-11-26), where six runs with Adam (at 0.01 and 0.002, seeds, a length curriculum) were still
+# (2026-11-26), where eight runs with Adam (at 0.01 and 0.002, seeds, a length curriculum) were still
 # at 15-100 after 25 minutes. What Adam did is in the cells recorded with it (their commands say
 # --learning_rate 0.01 or 0.002 without --optimizer) and in run_scripts/results/README.md: at 0.002 a
 # Stack-LSTM settles in pushing at every step and reading back its last push, an extra recurrent
