@@ -6,7 +6,7 @@ ifndef PY
 PY := $(firstword $(foreach p,python3.13 python3.12 python3.11,$(shell $(p) -c "" >/dev/null 2>&1 && echo $(p))))
 endif
 PYVER := $(shell $(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
-# Python 3.11: TensorFlow 2.15 with tensorflow-addons; 3.12+: the newest TensorFlow (README, "Install").
+# Python 3.11: TensorFlow 2.15 with tensorflow-addons; 3.12+: the newest TensorFlow (docs/install.md).
 STACK := $(if $(filter 3.11,$(PYVER)),py311,py312plus)
 VENV := .venv-$(PYVER)
 PYTHON := $(VENV)/bin/python
@@ -15,13 +15,13 @@ SENTENCE := "The old teacher sees a small dog ."
 
 .PHONY: demo test test-fast lint fuzz benchmark clean venv
 
-$(VENV)/installed: requirements.txt requirements/$(STACK).txt
+$(VENV)/installed: pyproject.toml requirements/$(STACK).txt
 	@case "$(PYVER)" in 3.11|3.12|3.13) ;; \
 	  *) echo "error: PY=$(PY) is not a Python 3.11, 3.12 or 3.13 that runs here" >&2; exit 1;; esac
 	$(PY) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -r requirements.txt -c requirements/$(STACK).txt
-	TF_CPP_MIN_LOG_LEVEL=3 $(PYTHON) -c "from nmtcore import addons; print(addons.STACK)" > $@
+	$(PYTHON) -m pip install --quiet -e ".[test]" -c requirements/$(STACK).txt
+	$(PYTHON) -c "from rnnpb_nmt import tf_stack; print(tf_stack.STACK)" > $@
 
 # The virtualenv of $(PY), installed if need be; says which stack it holds.
 venv: $(VENV)/installed
@@ -61,6 +61,11 @@ demo: venv
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/rnnpb
 	$(PYTHON) nmt.py --query=$(SENTENCE) --working_dir=$(DEMO)/rnnpb
 	$(PYTHON) nmt.py --analyze --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/rnnpb
+
+# docs/flags.md from the configuration's metadata (tests/test_docs.py fails when it is stale).
+.PHONY: docs
+docs: venv
+	$(PYTHON) -m rnnpb_nmt.flag_reference
 
 benchmark: venv
 	$(PYTHON) run_scripts/benchmark.py --quick

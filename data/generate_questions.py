@@ -10,7 +10,7 @@ for NAME in train (--train examples, the paper's 100 000), dev, test (drawn like
 main auxiliary is not the first, with two auxiliaries of one number but different words, as in
 the shared ``question.gen-covered``: ``questions.contrasting``). A source is the sentence and
 its task word (``decl`` or ``quest``); training ``quest`` examples move a main auxiliary that is
-also the first one (``nmtcore/questions.py``). No declarative sentence occurs twice across the
+also the first one (``rnnpb_nmt/tasks/question_formation/questions.py``). No declarative sentence occurs twice across the
 files, nor in the shared sets of --data_dir (question.dev, question.test-covered,
 question.gen-covered, those that exist), so that the generalization set's sentences never occur
 in training. Each file is drawn from (--seed, its own index), so the same flags always write the
@@ -22,12 +22,12 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)  # run from anywhere
 
-from nmtcore import questions, synthetic  # noqa: E402
-from nmtcore.data import read_sentences  # noqa: E402
-from nmtcore.errors import UserError  # noqa: E402
-from nmtcore.grammar import Grammar  # noqa: E402
+from rnnpb_nmt.data.dataset import read_sentences  # noqa: E402
+from rnnpb_nmt.errors import UserError  # noqa: E402
+from rnnpb_nmt.tasks.question_formation import questions  # noqa: E402
+from rnnpb_nmt.tasks.question_formation.grammar import Grammar  # noqa: E402
+from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
 
 DATA_DIR = os.path.join(os.path.dirname(ROOT), "shared", "data", "question_formation")
 SHARED_SETS = ("question.dev", "question.test-covered", "question.gen-covered")

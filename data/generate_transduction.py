@@ -14,13 +14,11 @@ trains on a fixed sample, --train sequences (with 128 symbols and lengths 8-64 a
 """
 
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from anywhere
 
-from nmtcore import synthetic  # noqa: E402
-from nmtcore.errors import UserError  # noqa: E402
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.tasks.transduction import synthetic
 
 
 def splits(args):

@@ -32,27 +32,30 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "run_scripts"))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-import nmt  # noqa: E402
-from nmtcore import addons, parallel, prediction, search, synthetic, workdir  # noqa: E402
-from nmtcore.config import Config  # noqa: E402
-from nmtcore.data import encode_all, make_dataset, read_sentences  # noqa: E402
-from nmtcore.errors import UserError  # noqa: E402
-from nmtcore.losses import summed_cross_entropy  # noqa: E402
-from nmtcore.tasks.inflection import InflectionTask  # noqa: E402
-from nmtcore.tasks.translation import TranslationTask  # noqa: E402
-from nmtcore.trainer import Trainer  # noqa: E402
-from nmtcore.translator import Translator  # noqa: E402
-from nmtcore.vocabulary import Vocabulary  # noqa: E402
-from hardattention import HardAttentionTransducer  # noqa: E402
-from memorylstm import DeepLSTMTransducer, MemoryLSTMTransducer  # noqa: E402
-from rnnpb import BoundRNNPB  # noqa: E402
-from rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
+from rnnpb_nmt import registry  # noqa: E402
+from rnnpb_nmt import tf_stack as addons  # noqa: E402
+from rnnpb_nmt.config import Config  # noqa: E402
+from rnnpb_nmt.data.dataset import encode_all, make_dataset, read_sentences  # noqa: E402
+from rnnpb_nmt.data.vocabulary import Vocabulary  # noqa: E402
+from rnnpb_nmt.errors import UserError  # noqa: E402
+from rnnpb_nmt.infer import parallel  # noqa: E402
+from rnnpb_nmt.infer import prediction  # noqa: E402
+from rnnpb_nmt.infer import search  # noqa: E402
+from rnnpb_nmt.infer.translator import Translator  # noqa: E402
+from rnnpb_nmt.models.hard_attention.model import HardAttentionTransducer  # noqa: E402
+from rnnpb_nmt.models.losses import summed_cross_entropy  # noqa: E402
+from rnnpb_nmt.models.memory_lstm.model import DeepLSTMTransducer, MemoryLSTMTransducer  # noqa: E402
+from rnnpb_nmt.models.rnnpb.model import BoundRNNPB  # noqa: E402
+from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize  # noqa: E402
+from rnnpb_nmt.tasks.inflection.task import InflectionTask  # noqa: E402
+from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
+from rnnpb_nmt.tasks.translation.task import TranslationTask  # noqa: E402
+from rnnpb_nmt.train import workdir  # noqa: E402
+from rnnpb_nmt.train.step import Trainer  # noqa: E402
 
 SPEC = tf.TensorSpec([None, None], tf.int32)
 
@@ -104,7 +107,7 @@ def keras_lstm_lm(vocab_size, embedding, units, layers):
 
 def bench_train_step(trainer, batch, repeat):
     """One RNNPB training step (as the bound model trains each half) vs a plain Keras LSTM LM step."""
-    rnnpb_step = lambda: trainer.train_step(batch)["loss"].numpy()  # noqa: E731
+    rnnpb_step = lambda: trainer.train_step(batch)["loss"].numpy()
     m, t = trainer.model.config.model, trainer.config
     lm = keras_lstm_lm(len(trainer.model.vocab1), m.embedding_size, m.units, m.num_layers)
     optimizer = addons.lazy_adam(t.learning_rate, lm.trainable_variables)
@@ -149,8 +152,8 @@ def bench_memory_lstms(units, batch_size, repeat):
 
 
 def bench_beam(model, src, singles):
-    state_fn = lambda s: model.lm_b.start_state(tf.zeros([tf.shape(s)[0], model.lm_b.num_pb]))  # noqa: E731
-    step = lambda tokens, state: model.lm_b.step(tokens, state)  # noqa: E731
+    state_fn = lambda s: model.lm_b.start_state(tf.zeros([tf.shape(s)[0], model.lm_b.num_pb]))
+    step = lambda tokens, state: model.lm_b.step(tokens, state)
 
     @tf.function(input_signature=[SPEC])
     def beam(s):
@@ -222,7 +225,7 @@ def bench_translation_cost(bound_dir, seq2seq_dir, test_set, warmup=8):
     sentences = read_sentences(test_set)
     seconds = {}
     for name, working_dir, model_name in (("bound", bound_dir, "rnnpbnmt"), ("seq2seq", seq2seq_dir, "encdec")):
-        model = workdir.load_model(working_dir, nmt.models())
+        model = workdir.load_model(working_dir, registry.models())
         if model.config.model.model != model_name:
             raise UserError(f"--{name}_dir={working_dir}: its model is {model.config.model.model}, not {model_name}")
         translator = Translator(model)
@@ -306,7 +309,7 @@ def bench_thesis_models(args):
 
 def save(results, args):
     """Keep this run in results/benchmark.json under its mode, with the command and the machine."""
-    from run_experiment import machine  # noqa: E402 (a sibling script)
+    from run_experiment import machine
     path = os.path.join(ROOT, "run_scripts", "results", "benchmark.json")
     recorded = json.load(open(path)) if os.path.isfile(path) else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

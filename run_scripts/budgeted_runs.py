@@ -18,9 +18,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import nmt  # noqa: E402
-from nmtcore import training, workdir  # noqa: E402
+from rnnpb_nmt import registry  # noqa: E402
+from rnnpb_nmt.train import loop as training  # noqa: E402
+from rnnpb_nmt.train import workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
 GENERATORS = os.path.join(os.path.dirname(HERE), "data")
@@ -44,7 +44,7 @@ def progress(working_dir, command=()):
     stats = training.load_stats(working_dir) if workdir.is_trained(working_dir) else None
     if not stats:
         return stats, False
-    config = workdir.load_config(working_dir, nmt.models())
+    config = workdir.load_config(working_dir, registry.models())
     capped = [int(a.split("=", 1)[1]) for a in command if a.startswith("--max_epochs=")]
     return stats, training.is_finished(stats, config.replace(max_epochs=capped[-1]) if capped else config)
 

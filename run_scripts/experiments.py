@@ -14,27 +14,14 @@ FINAL_RNNPB = ("--pb_learning_rate=0.01 --binding_strength=1.0 --bind_hard --max
 EXP1_RNNPB = ("--num_PB=128 --pb_learning_rate=0.01 --max_recog_epochs=500 --model=rnnpbnmt --autoencode "
               "--bind_hard --binding_strength=1.0").split()
 VOCAB = ["--vocab1_max=30000", "--vocab2_max=30000"]
-# The thesis stopped recognition on the summed loss of a whole batch, which in its logs never
-# stalled for 3 iterations: every dev sentence ran to the --max_recog_epochs cap ("Recognition
-# finished, iteration 500" for every dev batch of daniesso/master saves/autoenc/rnnpb20000).
-# Per-sentence early stopping during training made our dev perplexity noisy enough to stop
-# training far too early (Exp I: BLEU 97.37 against 98.81, the runs recorded in commits b6da393
-# and d91aa2f). At test time the thesis recognised one sentence at a time, so there its rule was
-# per-sentence early stopping; on the well-trained Exp I model both rules give BLEU 98.81.
-# Its dev recognition also minimised the *mean* loss of a batch of 64 sentences and clipped that
-# gradient's global norm at 1.0. Adam is blind to the 1/64, and the norm over 64 gradients of
-# equal norm n is 8 n / 64, so per sentence this is a clip at sqrt(64) * 1.0 = 8 (exactly so when
-# a batch's norms are equal). Its test recognised one sentence at a time, clipped at 1.0. Clipped
-# at 1.0, our dev recognition fits the sources further: on the Exp III checkpoint of epoch 9 it
-# reaches recognised PBs of mean norm 8.3 (at 8: 5.6; the trained PBs' is 3.3) and a dev
-# perplexity of 37.4 (at 8: 32.2).
+# Recognition as the thesis's code ran it. Dev: on a batch's loss, which never stalled, so every
+# sentence ran to --max_recog_epochs; the mean loss of 64 sentences clipped at 1.0, per sentence a
+# clip at sqrt(64) * 1.0 = 8. Test: one sentence at a time, clipped at 1.0 (its early stopping and
+# the cap give the same BLEU on Exp I). Measured: run_scripts/results/notes/thesis.md.
 AS_THESIS_DEV_RECOGNITION = ["--recog_stop=fixed", "--recog_clip=8"]
 AS_THESIS_TEST_RECOGNITION = ["--recog_stop=fixed", "--recog_clip=1.0"]
-# Its optimisers' variable lists were A's variables + B's, so what A and B share was listed twice
-# and updated twice per step: the hard-bound PB table, and under --autoencode every weight. With
-# it, Exp I's training perplexity per epoch follows the thesis's log (epochs 1-10: 72.6 ... 1.86;
-# the thesis's 59.6 ... 2.64; ours without it 97.4 ... 3.72), and on Exp III's epoch-9 checkpoint
-# the dev perplexity is 24.9 instead of 32.2 (thesis 18.75).
+# The thesis's optimisers listed A's variables + B's, so what A and B share (the hard-bound PB
+# table; under --autoencode every weight) was updated twice per step (notes/thesis.md, 2026-11-23).
 AS_THESIS_TRAINING = ["--double_shared_updates"]
 
 

@@ -7,7 +7,7 @@
 GOLD is a ``LEMMA<TAB>FEATURES<TAB>FORM`` file (a dev set); each PREDICTIONS file holds the same
 lemmas and features in the same order with a model's forms (a working directory's
 ``test_trans_dev.txt``, a vote's included). A single accuracy hides what a language's hard part
-is (the README's Arabic noun plurals); this prints a markdown table of the examples' count and
+is (docs/models/hard_attention.md, Arabic noun plurals); this prints a markdown table of the examples' count and
 each file's accuracy per group: the examples' values of the ``--by`` features (``-`` where an
 example has no such tag). ``--where`` keeps the examples that have all its tags and adds a row of
 the others; ``--ending REGEX`` splits each group by whether its gold form ends in a match of
@@ -23,12 +23,11 @@ import sys
 from collections import defaultdict
 from typing import NamedTuple
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # nmtcore imports TensorFlow; its start-up chatter is not for users
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from nmtcore.data import read_lines  # noqa: E402
-from nmtcore.errors import UserError  # noqa: E402
-from nmtcore.metrics import coarse_accuracy  # noqa: E402
-from nmtcore.tasks.inflection import FEATURE_SEPARATOR, read_examples  # noqa: E402
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # rnnpb_nmt imports TensorFlow; its start-up chatter is not for users
+from rnnpb_nmt.data.dataset import read_lines
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.metrics import coarse_accuracy
+from rnnpb_nmt.tasks.inflection.task import FEATURE_SEPARATOR, read_examples
 
 
 class Ending(NamedTuple):

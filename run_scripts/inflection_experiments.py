@@ -30,9 +30,6 @@ authors' code starts from zeros); additive scores v . tanh(W_k e_j + W_q h_t + b
 reports soft figures for SIGMORPHON only; CELEX and Wiktionary soft runs have no paper figure.
 """
 
-# Measured on German (SIGMORPHON) on the shared 2-core machine: about 80 s per epoch (hard); the
-# soft model 150-153 s with two other trainings and test runs on the cores (load 5-7), so under
-# such load TRAIN_SECONDS gives it about 7 epochs.
 TRAINING = ("--do_training --task=inflection --units=100 --num_layers=2 --batch_size=32 --learning_rate=0.001 "
             "--beam_size=1 --max_trans_ratio=3 --early_stopping_steps=5").split()
 # The paper's two models: the flags that make each, the name its results are recorded under, and
@@ -41,15 +38,14 @@ MODELS = {
     "hard": {"flags": ["--model=hard_attention", "--feature_size=100"], "name": "hard_attention",
              "folder": "inflection"},
     # The soft model keeps the epoch of best dev accuracy, as the paper did (section 5), since its
-    # dev perplexity jumps (German: 2.0 after epoch 4, 14.8 after 6, 1.2 after 9): stopped by
-    # perplexity, SIGMORPHON Turkish (seed 1) kept epoch 3 and stopped after 8, at 60.43 dev
-    # accuracy, German 92.86, Russian 88.37; stopped by accuracy, 98.00, 94.49, 90.13 (2026-11-26).
+    # dev perplexity jumps (run_scripts/results/notes/inflection.md, 2026-11-26).
     "soft": {"flags": ["--model=encdec", "--bidirectional", "--attention=content", "--attention_style=luong",
                        "--inflection_target=form", "--early_stopping_metric=score"], "name": "soft_attention",
              "folder": "inflection_soft"},
 }
 TESTING = ["--do_testing", "--device=cpu"]
-# Training time of one model (its finished epochs): the issue's bound for a SIGMORPHON language.
+# Training time of one model (its finished epochs): the issue's bound for a SIGMORPHON language
+# (how many epochs that holds: notes/inflection.md, 2026-11-24).
 # The same for every set, so Wiktionary's larger sets (de_verb 44 k, nl_verb 80 k training lines,
 # about 4 and 8 minutes an epoch) get few epochs; run_inflection.py --train_seconds gives more.
 TRAIN_SECONDS = 20 * 60

@@ -4,7 +4,7 @@
 
     python3 run_scripts/memory_init_study.py copy --model deque_lstm --deque_biases per_end --seeds 1 2 3
 
-Read-then-generate (source, separator, target, as ``memorylstm/model.py``) on the paper's §4.1
+Read-then-generate (source, separator, target, as ``rnnpb_nmt/models/memory_lstm/model.py``) on the paper's §4.1
 tasks, by default at a small size: lengths 2-8 over 10 symbols, 16 units, memory width and
 embeddings of 16 (``--symbols``, ``--lengths``, ``--units``, ``--embedding_size`` scale it up to the
 cells' size: 128 symbols, lengths 8-64, 128 units, embeddings of 64), batches of 10 drawn fresh
@@ -17,11 +17,11 @@ steps' sources from a range whose longest length grows linearly from the shortes
 longest (not the paper's: a question of whether the depth of the memory is what takes long to
 learn). The network is the toolkit's own (``memory_network``: the MemoryLSTM and its initial
 biases); the rest is the smallest loop that trains it, with one embedding for source and target
-symbols where the model has one each (``memorylstm/model.py``): the controller here must tell
+symbols where the model has one each (``rnnpb_nmt/models/memory_lstm/model.py``): the controller here must tell
 reading from generating by the separator alone, so its verdicts can differ from the model's
 (``--separate_embeddings`` gives target symbols a table of their own, as the model does): a
 verdict is a lead to check on the model's cell (there, ``--curriculum_epochs=10`` made reversal
-learn slower: the results README).
+learn slower: run_scripts/results/notes/transduction.md).
 
 ``--show_ops`` adds to each report the mean push and pop strengths on the held-out sequences in
 each phase: the first and the second half of the source, the separator, the target. They show
@@ -32,21 +32,19 @@ and one that pushes while generating covers the source with what it generates.
 """
 
 import argparse
-import os
-import sys
 import time
 from typing import NamedTuple
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import tensorflow as tf  # noqa: E402
+from rnnpb_nmt.config import Config, check_applicable, field_named
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.models.memory_lstm.options import MEMORY_LSTMS
+from rnnpb_nmt.models.memory_lstm.model import memory_network
+from rnnpb_nmt.tasks.transduction.synthetic import SEQUENCE_TASKS, transform
+from rnnpb_nmt.train.curriculum import length_limit
 
-from memorylstm.model import memory_network  # noqa: E402
-from nmtcore.config import MEMORY_LSTMS, Config, check_applicable, field_named  # noqa: E402
-from nmtcore.curriculum import length_limit  # noqa: E402
-from nmtcore.errors import UserError  # noqa: E402
-from nmtcore.synthetic import SEQUENCE_TASKS, transform  # noqa: E402
+import tensorflow as tf  # after the package, which quiets its start-up messages (rnnpb_nmt/__init__.py)
 
 
 class Size(NamedTuple):
@@ -73,7 +71,7 @@ class Size(NamedTuple):
 
     def longest_at(self, step, curriculum):
         """The longest source drawn at ``step`` (1-based) under a curriculum of ``curriculum`` steps:
-        the training loop's schedule (``nmtcore/curriculum.py``) counted in steps, not epochs, and
+        the training loop's schedule (``rnnpb_nmt/train/curriculum.py``) counted in steps, not epochs, and
         from the shortest + 4, so that even the first batches hold sources of several lengths."""
         start = min(self.longest, self.shortest + 4)
         return length_limit((start, self.longest), step, curriculum)

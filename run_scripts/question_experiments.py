@@ -39,22 +39,15 @@ TRAINING = ("--do_training --task=question_formation --embedding_size=256 --unit
 # How a restart chooses its best epoch and stops (``run_question_formation.py --stopping``). The
 # main table's, "score", is the authors' criterion at the granularity of our epochs of 100 000
 # examples: dev full-sentence accuracy, 1 epoch's patience, the first epoch to reach the best
-# accuracy kept (a tie is no improvement); their code stopped after 3 dev evaluations, 5000
-# examples apart, without a better full-sentence accuracy (and no earlier than 150 000 examples).
-# "perplexity", our first protocol (the dev perplexity, 2 epochs' patience), trained on while the
-# perplexity improved in its last decimals after dev accuracy reached 1.000, and an LSTM's
-# generalisation kept moving meanwhile (results/question_formation/epoch_probe.json).
+# accuracy kept (a tie is no improvement). "perplexity", our first protocol (the dev perplexity, 2
+# epochs' patience), stays for the cells recorded under it (why it was replaced:
+# run_scripts/results/notes/question_formation.md, 2026-11-25).
 STOPPING = {"score": ["--early_stopping_metric=score", "--early_stopping_steps=1"],
             "perplexity": ["--early_stopping_steps=2"]}
 MAIN_STOPPING = "score"
 TESTING = ["--do_testing", "--device=cpu"]
-# Training time of one restart (its finished epochs): the issue's 15 minutes on the 2-core machine.
-# The first recorded restarts (gru_location and lstm_location, 2026-11-24, each on one core beside
-# one other training) took 96-203 s an epoch of the 100 000 examples, so the budget held 6-7
-# epochs; their dev perplexity was 1.0000 (to 4 decimals) from epoch 2-5 on, yet kept improving in
-# later decimals, so early stopping (2 epochs without any improvement) never ended one: the budget
-# did. Their four tests took 1.4-5.4 s each, plus TensorFlow's start. (A first estimate, 200 steps
-# under a load average of 3-4 at 0.41 s a step, had predicted 2 epochs.)
+# Training time of one restart (its finished epochs): the issue's 15 minutes on the 2-core machine
+# (how many epochs that held: notes/question_formation.md, 2026-11-24).
 TRAIN_SECONDS = 15 * 60
 RESTARTS = 3  # the default of --restarts; restart k trains with --seed=k
 

@@ -17,13 +17,12 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
 from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
-import nmt  # noqa: E402
-from nmtcore import training, workdir  # noqa: E402
+from rnnpb_nmt import registry  # noqa: E402
+from rnnpb_nmt.train import loop as training  # noqa: E402
+from rnnpb_nmt.train import workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
 
@@ -59,7 +58,7 @@ def run_row(row, data, working_dir, log):
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
-                training.load_stats(working_dir), workdir.load_config(working_dir, nmt.models()))):
+                training.load_stats(working_dir), workdir.load_config(working_dir, registry.models()))):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
     with open(os.path.join(working_dir, "test_log.txt"), "w") as out:
@@ -74,7 +73,7 @@ def summarize(row, working_dir, train, test):
         training = json.load(f)
     with open(os.path.join(working_dir, "testing_stats.json")) as f:
         testing = json.load(f)
-    rel = lambda cmd: " ".join(os.path.relpath(c) if os.path.isabs(c) and os.path.exists(c) else c  # noqa: E731
+    rel = lambda cmd: " ".join(os.path.relpath(c) if os.path.isabs(c) and os.path.exists(c) else c
                                for c in cmd)
     return {"name": row["name"], "dataset": row["folder"],
             "model": "encdec" if "--model=encdec" in row["flags"] else "rnnpbnmt",

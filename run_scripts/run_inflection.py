@@ -24,7 +24,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
 from inflection_experiments import COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import predictions_name  # noqa: E402
@@ -92,7 +91,7 @@ def record(cell, note, results=RESULTS):
     """Keep ``cell`` in results/inflection.json, replacing the same set's (and model's) earlier one."""
     path = os.path.join(results, "inflection.json")
     cells = json.load(open(path, encoding="utf-8")) if os.path.isfile(path) else []
-    key = lambda c: (c["collection"], c["set"], c["model"])  # noqa: E731
+    key = lambda c: (c["collection"], c["set"], c["model"])
     cells = [c for c in cells if key(c) != key(cell)]
     with open(path, "w", encoding="utf-8") as f:
         json.dump([*cells, dict(cell, note=note)], f, indent=2, ensure_ascii=False)

@@ -30,7 +30,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
 from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
 from question_experiments import CELLS, GENERATE, MAIN_STOPPING, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
 from question_experiments import run_name, stopping_of, training_flags  # noqa: E402

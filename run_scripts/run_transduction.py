@@ -27,9 +27,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
-from nmtcore.config import Config  # noqa: E402
+from rnnpb_nmt.config import Config  # noqa: E402
 from run_experiment import machine  # noqa: E402
 from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING, cell_flags  # noqa: E402
 

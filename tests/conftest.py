@@ -14,7 +14,7 @@ from xdist.scheduler import LoadFileScheduling
 
 from helpers import SHARED_DATA, run_nmt, train_args
 
-from data import generate_demo  # noqa: I001 (helpers puts the repository on the path)
+from data import generate_demo  # the repository root is on pytest's pythonpath (pytest.ini)
 
 # "ci" (the default): the same examples on every run, so a red CI always means a changed program;
 # "fuzz" (make fuzz): fresh random examples, and more of them.

@@ -8,10 +8,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from nmtcore.config import Config  # noqa: E402
+from rnnpb_nmt.config import Config  # noqa: E402
 
 
 def tiny_config(**overrides):
@@ -22,17 +21,17 @@ def tiny_config(**overrides):
 
 
 def models():
-    import nmt
-    return nmt.models()
+    from rnnpb_nmt import registry
+    return registry.models()
 
 
 def tasks():
-    import nmt
-    return nmt.tasks()
+    from rnnpb_nmt import registry
+    return registry.tasks()
 
 
 def translator_of(model):
-    from nmtcore.translator import Translator
+    from rnnpb_nmt.infer.translator import Translator
     return Translator(model)
 
 
@@ -42,7 +41,7 @@ def stepped_cross_entropy(model, batch):
     import numpy as np
     import tensorflow as tf
 
-    from nmtcore.losses import decoder_inputs
+    from rnnpb_nmt.models.losses import decoder_inputs
 
     state, stepped = model.decoder_start(batch["src"], reverse=False), np.zeros(batch["tgt"].shape[0])
     inputs = decoder_inputs(batch["tgt"])
@@ -71,10 +70,10 @@ def train_args(data, working_dir, *extra):
 def untrained_working_dir(path, data, **overrides):
     """A working directory of an untrained tiny model with vocabularies from ``data``'s training
     files: enough to load it and run --query, without training. Returns the model."""
-    from nmtcore import workdir
-    from nmtcore.checkpoints import RunCheckpoints
-    from nmtcore.data import read_sentences
-    from nmtcore.vocabulary import Vocabulary
+    from rnnpb_nmt.train import workdir
+    from rnnpb_nmt.train.checkpoints import RunCheckpoints
+    from rnnpb_nmt.data.dataset import read_sentences
+    from rnnpb_nmt.data.vocabulary import Vocabulary
 
     config = tiny_config(max_recog_epochs=3, **overrides)
     vocab1, vocab2 = (Vocabulary.build(read_sentences(f"{data}/train.{lang}")) for lang in ("en", "de"))
@@ -99,8 +98,8 @@ def held_out_inflection(make_model, encode, epochs):
     """Train ``make_model(vocab1, vocab2)`` for ``epochs`` on the examples of 240 of the synthetic
     lemmas (``encode(rows)`` -> vocab1, vocab2, src, tgt) and decode 30 others' greedily: (their
     accuracy, the first wrong (output, form) pairs)."""
-    from nmtcore.tasks.inflection import InflectionTask, form_of, source_symbols
-    from nmtcore.trainer import Trainer
+    from rnnpb_nmt.tasks.inflection.task import InflectionTask, form_of, source_symbols
+    from rnnpb_nmt.train.step import Trainer
     import numpy as np
 
     lemmas = list(np.random.default_rng(0).permutation(SYNTHETIC_LEMMAS))

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from nmtcore.alignment import STEP, align, levenshtein, oracle_actions, replay
+from rnnpb_nmt.tasks.inflection.alignment import STEP, align, levenshtein, oracle_actions, replay
 
 WORDS = st.text(alphabet="abcäé\u0301ʼ", max_size=9)
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore.data import make_dataset
-from nmtcore.errors import UserError
-from nmtcore.trainer import Trainer
-from nmtcore.vocabulary import Vocabulary
-from rnnpb import BoundRNNPB
+from rnnpb_nmt.data.dataset import make_dataset
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
+from rnnpb_nmt.train.step import Trainer
 
 from helpers import tiny_config, translator_of
 
@@ -114,7 +114,7 @@ def test_refinement_steps_lower_the_source_loss_and_zero_steps_is_the_proposal()
     p0, refined = model.propose_and_refine(seq)
     _, unrefined = model.propose_and_refine(seq, steps=0)
     np.testing.assert_array_equal(unrefined.numpy(), p0.numpy())
-    loss = lambda pb: model.lm_a.sentence_losses(seq, pb)[0].numpy()  # noqa: E731
+    loss = lambda pb: model.lm_a.sentence_losses(seq, pb)[0].numpy()
     assert np.all(loss(refined) < loss(p0))
     recognised = model.recognize(seq)
     np.testing.assert_allclose(recognised["pb"].numpy(), refined.numpy(), atol=1e-6)

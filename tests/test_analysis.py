@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import analysis, plots, progress, workdir
-from nmtcore.data import read_parallel
-from rnnpb import analysis as rnnpb_analysis
+from rnnpb_nmt import progress
+from rnnpb_nmt.data.dataset import read_parallel
+from rnnpb_nmt.infer import analysis, plots
+from rnnpb_nmt.models.rnnpb import analysis as rnnpb_analysis
+from rnnpb_nmt.train import workdir
 
-from nmtcore.tasks.translation import TranslationTask
-from nmtcore.trainer import Trainer
+from rnnpb_nmt.tasks.translation.task import TranslationTask
+from rnnpb_nmt.train.step import Trainer
 
 from helpers import models, run_nmt, translator_of
 from test_rnnpb import first_batch, make_model, random_corpus

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore.attention import ContentAttention, LocationAttention, masked_softmax
+from rnnpb_nmt.layers.attention import ContentAttention, LocationAttention, masked_softmax
 
 LENGTHS = [5, 2, 1]  # real positions of three sentences padded to 5
 

@@ -8,8 +8,7 @@ import pytest
 
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "run_scripts"))
-import results_table  # noqa: E402
+import results_table
 
 FIXTURE = ROOT / "tests" / "fixtures" / "stack-py311"  # tiny trained working directories (tests/test_stacks.py)
 KEYS = ("translation_seconds_per_1000_bound", "translation_seconds_per_1000_seq2seq",

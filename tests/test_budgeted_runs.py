@@ -4,12 +4,10 @@ import json
 import os
 import sys
 
-from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "run_scripts"))
-import budgeted_runs  # noqa: E402
+import budgeted_runs
 
-from nmtcore.config import Config  # noqa: E402
+from rnnpb_nmt.config import Config
 
 COMMAND = ["/no/such/python", "nmt.py", "--do_testing", "--test_set=dev.src", "--working_dir=w"]
 

@@ -14,9 +14,9 @@ import tensorflow as tf
 
 from helpers import ROOT  # noqa: F401 (puts the repository on the path when run as a script)
 
-from nmtcore import checkpoints as checkpoints_module
-from nmtcore.checkpoints import RunCheckpoints
-from nmtcore.errors import UserError
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import checkpoints as checkpoints_module
+from rnnpb_nmt.train.checkpoints import RunCheckpoints
 
 
 def weights():

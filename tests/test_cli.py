@@ -8,11 +8,11 @@ import pytest
 import tensorflow as tf
 from sacremoses import MosesDetokenizer, MosesTokenizer
 
-from nmtcore import workdir
-from nmtcore.data import encode_all, read_sentences
-from nmtcore.metrics import bleu
+from rnnpb_nmt.data.dataset import encode_all, read_sentences
+from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.train import workdir
 
-from helpers import models, run_nmt, train_args, translator_of
+from helpers import models, run_nmt, tasks, train_args, translator_of
 
 
 def test_training_writes_a_complete_working_directory(trained_encdec):
@@ -115,10 +115,10 @@ def test_a_flag_the_tested_model_does_not_read_is_refused(trained_encdec):
 def test_a_run_given_a_flag_before_such_flags_were_refused_resumes_with_it_or_without_it(tmp_path):
     """A deep_lstm trained with --memory_width=128 (as the transduction experiments gave it, before
     flags a model does not read were refused) resumes by its command and by it without the flag."""
-    from nmtcore.cli import check_resumable
-    from nmtcore.config import Config
-    from nmtcore.errors import UserError
-    from nmtcore.files import write_json
+    from rnnpb_nmt.train.resume import check_resumable
+    from rnnpb_nmt.config import Config
+    from rnnpb_nmt.errors import UserError
+    from rnnpb_nmt.data.files import write_json
 
     old = {"model": "deep_lstm", "task": "transduction", "memory_width": 128, "train_set1": "a", "train_set2": "b"}
     write_json(str(tmp_path / "hparams.json"), Config.from_flat(old).to_flat())
@@ -148,3 +148,22 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
     proc = run_nmt(*train_args(demo_data, trained_encdec, "--model=rnnpbnmt"), check=False)
     assert proc.returncode == 1 and "another configuration: --model" in proc.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+
+@pytest.mark.parametrize("flags, line", [
+    (["--max_epoch=3"], "unrecognized arguments: --max_epoch=3 (did you mean --max_epochs?)"),
+    (["--unitss", "8", "--early_stopping=3"], "unrecognized arguments: --unitss 8 --early_stopping=3 (did you mean "
+                                              "--units for --unitss, --early_stopping_steps or --early_stopping_metric "
+                                              "for --early_stopping?)"),
+    (["--bogus_flag=1"], "unrecognized arguments: --bogus_flag=1 (rnnpb-nmt --help lists the flags)"),
+    (["--optimizer=adamw"], "argument --optimizer: invalid choice: 'adamw' (choose from 'adam', 'sgd', 'rmsprop'; "
+                            "did you mean 'adam'?)"),
+    (["--amortize=tables"], "argument --amortize: invalid choice: 'tables' (choose from 'none', 'encoder', 'learned')"),
+])
+def test_a_mistyped_flag_or_value_is_one_line_naming_the_closest(flags, line, capsys, monkeypatch):
+    from rnnpb_nmt import cli
+
+    monkeypatch.setattr("sys.argv", ["/usr/local/bin/rnnpb-nmt"])  # the console command: its name in messages
+    with pytest.raises(SystemExit) as stop:
+        cli.main(models(), tasks(), ["--do_training", "--working_dir=x", *flags])
+    assert stop.value.code == 2 and capsys.readouterr().err == f"error: {line}\n"

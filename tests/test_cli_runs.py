@@ -6,10 +6,13 @@ its two workers, and one file of every command-line test would keep one of them 
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
-from helpers import SHARED_DATA, run_nmt, train_args
+from rnnpb_nmt import cli
+
+from helpers import SHARED_DATA, models, run_nmt, tasks, train_args
 
 
 @pytest.mark.slow
@@ -113,3 +116,50 @@ def test_same_seed_same_run(demo_data, tmp_path):
                      (wd / "test_trans.txt").read_text()))
     assert runs[0] == runs[1]
 
+
+
+def train_in_process(*args):
+    """``nmt.py ARGS`` in this process (no TensorFlow start-up each): its exit status."""
+    return cli.main(models(), tasks(), [str(a) for a in args])
+
+
+def bad_utf8(tmp_path, demo_data):
+    (tmp_path / "bad.de").write_bytes(b"\xff" + (demo_data / "train.de").read_bytes())
+    return [f"--train_set2={tmp_path / 'bad.de'}"]
+
+
+@pytest.mark.parametrize("failure, message", [
+    (lambda tmp_path, demo_data: [f"--train_set2={tmp_path / 'missing.de'}"], "missing.de: no such file"),
+    (bad_utf8, "bad.de:1: not valid UTF-8"),
+    # refused by the model, once the data has been read: a memory LSTM decodes greedily
+    (lambda tmp_path, demo_data: ["--model=stack_lstm"], "--beam_size=10: --model=stack_lstm"),
+], ids=["missing_file", "corrupted_file", "flag_refused_late"])
+def test_a_failed_start_leaves_no_new_directory_and_an_existing_one_as_it_was(tmp_path, demo_data, capsys,
+                                                                            failure, message):
+    flags = failure(tmp_path, demo_data)
+    new = tmp_path / "new" / "wd"
+    assert train_in_process(*train_args(demo_data, new, *flags)) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "notes.txt").write_text("mine\n")
+    assert train_in_process(*train_args(demo_data, old, *flags)) == 1
+    assert run_files(old) == {Path("notes.txt"): b"mine\n"}
+
+
+@pytest.mark.slow
+def test_do_training_with_only_the_working_dir_continues_the_run_with_its_saved_settings(demo_data, tmp_path, capsys):
+    wd = tmp_path / "wd"
+    assert train_in_process(*train_args(demo_data, wd, "--model=encdec", "--units=8", "--embedding_size=8",
+                                        "--max_epochs=1")) == 0
+    saved = json.loads((wd / "hparams.json").read_text())
+    capsys.readouterr()
+    assert train_in_process("--do_training", f"--working_dir={wd}", "--units=16", "--max_epochs=2") == 1
+    assert "another configuration: --units (was 8, now 16)" in capsys.readouterr().err  # a flag given is checked
+    assert train_in_process("--do_training", f"--working_dir={wd}", "--max_epochs=2") == 0
+    assert f"resuming {wd} after epoch 1" in capsys.readouterr().out
+    assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
+    assert json.loads((wd / "hparams.json").read_text()) == dict(saved, max_epochs=2)
+    assert train_in_process("--do_training", f"--working_dir={wd}") == 1
+    assert "already holds a trained model" in capsys.readouterr().err

@@ -4,9 +4,10 @@ import argparse
 
 import pytest
 
-from nmtcore import cli, config as config_lib
-from nmtcore.config import Config
-from nmtcore.errors import UserError
+from rnnpb_nmt import cli
+from rnnpb_nmt import config as config_lib
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.errors import UserError
 
 from helpers import models
 

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from nmtcore.curriculum import curriculum_indices, length_limit
+from rnnpb_nmt.train.curriculum import curriculum_indices, length_limit
 
 from test_training import setup  # noqa: F401 (the fixture: a tiny seq-to-seq Trainer and the demo corpus)
 

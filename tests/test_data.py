@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from nmtcore.data import encode_all, evaluation_batches, make_dataset, read_parallel, read_sentences
-from nmtcore.errors import UserError
-from nmtcore.vocabulary import END_ID, Vocabulary
+from rnnpb_nmt.data.dataset import encode_all, evaluation_batches, make_dataset, read_parallel, read_sentences
+from rnnpb_nmt.data.vocabulary import END_ID, Vocabulary
+from rnnpb_nmt.errors import UserError
 
 from helpers import SHARED_DATA
 

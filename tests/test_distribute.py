@@ -23,11 +23,10 @@ import pytest
 import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/tests")
 from helpers import tiny_config, translator_of
-from nmtcore.trainer import Trainer
-from nmtcore.vocabulary import Vocabulary
-from rnnpb import BoundRNNPB
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
+from rnnpb_nmt.train.step import Trainer
 
 rng = np.random.default_rng(0)
 src = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(64)]
@@ -67,7 +66,8 @@ print(json.dumps({"replicas": strategy.num_replicas_in_sync, "steps": steps, "ma
 
 
 def test_mirrored_training_matches_single_device():
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT)], capture_output=True, text=True, timeout=600)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))  # helpers and the package
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["replicas"] == 2 and result["steps"] >= 4

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from nmtcore import files
-from nmtcore.errors import UserError
+from rnnpb_nmt.data import files
+from rnnpb_nmt.errors import UserError
 
 from helpers import run_nmt, train_args, untrained_working_dir
 

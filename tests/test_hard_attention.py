@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from hardattention.attention import attend, teacher_forced_positions
-from nmtcore import search
-from nmtcore.alignment import oracle_actions
-from nmtcore.bilstm import BidirectionalLSTM
-from nmtcore.data import encode_all, make_dataset
-from nmtcore.errors import UserError
-from nmtcore.tasks.inflection import source_symbols
-from nmtcore.vocabulary import Vocabulary
+from rnnpb_nmt.data.dataset import encode_all, make_dataset
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer import search
+from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
+from rnnpb_nmt.layers.hard_attention import attend, teacher_forced_positions
+from rnnpb_nmt.tasks.inflection.alignment import oracle_actions
+from rnnpb_nmt.tasks.inflection.task import source_symbols
 
 from helpers import held_out_inflection, inflection_examples, models, stepped_cross_entropy, tiny_config
 

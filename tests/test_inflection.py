@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from nmtcore.alignment import STEP
-from nmtcore.config import Config
-from nmtcore.errors import UserError
-from nmtcore.tasks.inflection import InflectionTask, read_examples, source_symbols, split_source
-from nmtcore.vocabulary import Vocabulary
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.tasks.inflection.alignment import STEP
+from rnnpb_nmt.tasks.inflection.task import InflectionTask, read_examples, source_symbols, split_source
 
 from helpers import SHARED_DATA, run_nmt
 

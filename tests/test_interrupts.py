@@ -4,7 +4,7 @@ import signal
 
 import pytest
 
-from nmtcore import interrupts
+from rnnpb_nmt.train import interrupts
 
 
 @pytest.fixture

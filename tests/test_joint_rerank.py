@@ -1,4 +1,4 @@
-"""--joint_rerank: the bound model reranks the beam's n-best list by joint recognition (rnnpb/joint.py)."""
+"""--joint_rerank: the bound model reranks the beam's n-best list by joint recognition (rnnpb_nmt/models/rnnpb/joint.py)."""
 
 import shutil
 
@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import search
-from nmtcore.data import make_dataset
-from nmtcore.errors import UserError
-from nmtcore.trainer import Trainer
-from nmtcore.translator import Translator
-from nmtcore.vocabulary import PAD_ID
-from rnnpb import joint
+from rnnpb_nmt.data.dataset import make_dataset
+from rnnpb_nmt.data.vocabulary import PAD_ID
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer import search
+from rnnpb_nmt.infer.translator import Translator
+from rnnpb_nmt.models.rnnpb import joint
+from rnnpb_nmt.train.step import Trainer
 
 from helpers import ROOT, run_nmt, untrained_working_dir
 from test_amortized import build, corpus
@@ -49,7 +49,7 @@ def beam_of(model, test):
     """Plain beam search of the test sources: the n-best (B, k, T), scores (B, k) and the best (B, T)."""
     src = next(iter(make_dataset(test, batch_size=len(test))))["src"]
     max_lengths = tf.constant([int(np.ceil(1.5 * (len(s) - 1))) for s in test])
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
+    step = lambda tokens, state: model.decoder_step(tokens, state, False)
     nbest, scores = tf.function(lambda s: search.beam_search_nbest(step, model.decoder_start(s, False), max_lengths,
                                                                    BEAM))(src)
     return src, nbest, scores

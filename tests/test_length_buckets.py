@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from nmtcore import prediction
-from nmtcore.metrics import bleu
-from nmtcore.tasks.translation import TranslationTask, bleu_by_source_length
-from nmtcore.translator import Translator
+from rnnpb_nmt.infer import prediction
+from rnnpb_nmt.infer.translator import Translator
+from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.tasks.translation.task import TranslationTask, bleu_by_source_length
 
 from helpers import untrained_working_dir
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from nmtcore import lock
-from nmtcore.errors import UserError
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import lock
 
 from helpers import ROOT, run_nmt, train_args
 
@@ -29,7 +29,7 @@ def test_a_locked_working_dir_is_refused_naming_the_holder(tmp_path):
 
 
 def test_a_killed_holder_leaves_no_lock_behind(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from nmtcore import lock\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from rnnpb_nmt.train import lock\n"
                                "with lock.exclusive(sys.argv[1]):\n    print('locked', flush=True); time.sleep(600)",
                                str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline() == "locked\n"

@@ -6,8 +6,8 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nmtcore.errors import UserError
-from nmtcore.memories import Memory
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.layers.neural_memory import Memory
 
 # Every example runs eager TensorFlow step by step: a third of the profile's examples keeps the
 # file at a few seconds (and still scales up under ``make fuzz``); no deadline, as the machine's

@@ -11,8 +11,7 @@ import pytest
 
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "run_scripts"))
-import memory_init_study as study  # noqa: E402
+import memory_init_study as study
 
 
 @pytest.mark.parametrize("size", [study.SMALL, study.Size(symbols=128, shortest=8, longest=20)])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore.memory_lstm import MemoryLSTM
+from rnnpb_nmt.layers.memory_controller import MemoryLSTM
 
 
 @pytest.mark.parametrize("kind", ["stack", "queue", "deque"])

@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from memorylstm.model import memory_network
-from nmtcore import synthetic
-from nmtcore.config import Config
-from nmtcore.data import encode_all, make_dataset
-from nmtcore.errors import UserError
-from nmtcore.memories import BOTTOM, TOP, read_weights
-from nmtcore.tasks.transduction import TransductionTask
-from nmtcore.trainer import Trainer
-from nmtcore.vocabulary import Vocabulary
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.data.dataset import encode_all, make_dataset
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.layers.neural_memory import BOTTOM, TOP, read_weights
+from rnnpb_nmt.models.memory_lstm.model import memory_network
+from rnnpb_nmt.tasks.transduction import synthetic
+from rnnpb_nmt.tasks.transduction.task import TransductionTask
+from rnnpb_nmt.train.step import Trainer
 
 from helpers import models, stepped_cross_entropy, tiny_config, translator_of
 

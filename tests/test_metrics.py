@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from nmtcore.metrics import bleu, perplexity
+from rnnpb_nmt.metrics import bleu, perplexity
 
 
 def test_perplexity_hand_computed():

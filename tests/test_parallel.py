@@ -6,10 +6,11 @@ import time
 import numpy as np
 import pytest
 
-from nmtcore import parallel, workdir
-from nmtcore.data import encode_all, read_sentences
+from rnnpb_nmt.data.dataset import encode_all, read_sentences
+from rnnpb_nmt.infer import parallel
+from rnnpb_nmt.train import workdir
 
-from nmtcore.translator import Translator
+from rnnpb_nmt.infer.translator import Translator
 
 from helpers import models
 
@@ -81,5 +82,5 @@ def test_dev_perplexity_and_translations_do_not_depend_on_the_number_of_workers(
     (ppl1, ids1, scores1), (ppl3, ids3, scores3) = results
     assert ppl3 == pytest.approx(ppl1, rel=1e-5)
     np.testing.assert_allclose(scores3, scores1, atol=1e-3)
-    unpadded = lambda ids: [list(np.trim_zeros(a, "b")) for a in ids]  # noqa: E731 (padding is PAD_ID 0)
+    unpadded = lambda ids: [list(np.trim_zeros(a, "b")) for a in ids]
     assert unpadded(ids3) == unpadded(ids1)

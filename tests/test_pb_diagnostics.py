@@ -1,11 +1,11 @@
-"""--analyze's diagnostics of issue 16 for the bound model (rnnpb/analysis.py): the ceiling, stored
+"""--analyze's diagnostics of issue 16 for the bound model (rnnpb_nmt/models/rnnpb/analysis.py): the ceiling, stored
 vs recognised PBs of training pairs, PB norms and binding ratio."""
 
 import numpy as np
 import pytest
 
-from nmtcore.metrics import bleu
-from rnnpb import analysis
+from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.models.rnnpb import analysis
 
 from helpers import translator_of
 from test_amortized import VOCAB, corpus

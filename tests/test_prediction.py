@@ -5,11 +5,11 @@ import shutil
 
 import pytest
 
-from nmtcore import prediction
-from nmtcore.errors import UserError
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer import prediction
 
-from nmtcore.tasks.translation import TranslationTask
-from nmtcore.translator import Translator
+from rnnpb_nmt.infer.translator import Translator
+from rnnpb_nmt.tasks.translation.task import TranslationTask
 
 from helpers import untrained_working_dir
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from data import prepare_tatoeba
-from nmtcore.data import read_sentences
+from rnnpb_nmt.data.dataset import read_sentences
 
 from helpers import ROOT
 

@@ -14,12 +14,12 @@ import sys
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from nmtcore.data import read_sentences
-from nmtcore.errors import UserError
-from nmtcore.prediction import stdin_lines, translate_lines
-from nmtcore.vocabulary import UNK_ID, Vocabulary
+from rnnpb_nmt.data.dataset import read_sentences
+from rnnpb_nmt.data.vocabulary import UNK_ID, Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer.prediction import stdin_lines, translate_lines
 
-from nmtcore.tasks.translation import TranslationTask
+from rnnpb_nmt.tasks.translation.task import TranslationTask
 
 from helpers import ROOT, translator_of, untrained_working_dir
 

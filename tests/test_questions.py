@@ -8,10 +8,11 @@ import sys
 
 import pytest
 
-from nmtcore import prediction, questions
-from nmtcore.errors import UserError
-from nmtcore.grammar import Grammar, words
-from nmtcore.tasks.question_formation import QuestionFormationTask
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer import prediction
+from rnnpb_nmt.tasks.question_formation import questions
+from rnnpb_nmt.tasks.question_formation.grammar import Grammar, words
+from rnnpb_nmt.tasks.question_formation.task import QuestionFormationTask
 
 from helpers import ROOT, SHARED_DATA, models, run_nmt, tiny_config, translator_of
 
@@ -216,7 +217,7 @@ def test_the_shared_grammar_gives_the_shared_dev_outputs():
         sentence, task = questions.split_input(source, "dev")
         main, found = questions.auxiliaries(grammar.parse(sentence))
         assert questions.output(sentence, task, main) == target
-        assert task == questions.DECL or main == found[0]  # the README: quest only where main is first
+        assert task == questions.DECL or main == found[0]  # docs/tasks.md: quest only where main is first
 
 
 def task_of(grammar):
@@ -270,7 +271,7 @@ def test_test_files_with_outputs_beside_them_or_in_them_and_covered_ones_without
 
 
 def test_testing_on_inputs_only_writes_input_tab_prediction_in_input_order_and_no_score(tiny, tmp_path):
-    from nmtcore.vocabulary import Vocabulary
+    from rnnpb_nmt.data.vocabulary import Vocabulary
     grammar = Grammar.read(str(tiny))
     examples = questions.generate(grammar, 40, seed=1) + questions.generate(grammar, 10, seed=2, kind="gen")
     vocab = Vocabulary.build([s for s, _ in examples] + [t for _, t in examples])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore.recurrent import StackedRNN
+from rnnpb_nmt.layers.recurrent import StackedRNN
 
 
 KERAS = {"lstm": tf.keras.layers.LSTM, "gru": tf.keras.layers.GRU, "srn": tf.keras.layers.SimpleRNN}

@@ -11,7 +11,7 @@ sizes, each optimiser's slots) must be in it, and whatever it draws at random mu
 epoch's seeded generator, not from a state that a new process starts afresh. So no run here is
 killed: the uninterrupted run's directory is copied as soon as epoch 1 is saved (what a SIGKILL
 right then leaves), and the same command resumes the copy. The commands go through
-``nmtcore.cli.main`` in this process rather than a new one each (a TensorFlow start-up each):
+``rnnpb_nmt.cli.main`` in this process rather than a new one each (a TensorFlow start-up each):
 every command builds a new model and trainer from the working directory, as a new process does,
 and nothing of the previous command's model reaches it but what the directory holds.
 """
@@ -24,9 +24,10 @@ import signal
 import numpy as np
 import pytest
 
-from nmtcore import cli, training
-from nmtcore.grammar import Grammar
-from nmtcore.questions import generate
+from rnnpb_nmt import cli
+from rnnpb_nmt.tasks.question_formation.grammar import Grammar
+from rnnpb_nmt.tasks.question_formation.questions import generate
+from rnnpb_nmt.train import loop as training
 
 from helpers import SYNTHETIC_LEMMAS, inflection_examples, models, tasks
 from test_questions import TINY

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import workdir
-from nmtcore.config import Config
-from nmtcore.data import encode_all, make_dataset, read_sentences
-from nmtcore.vocabulary import Vocabulary
-from rnnpb import BoundRNNPB
-from rnnpb.recognition import RecognitionSettings, recognize
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.data.dataset import encode_all, make_dataset, read_sentences
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
+from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize
+from rnnpb_nmt.train import workdir
 
-from nmtcore.trainer import Trainer
+from rnnpb_nmt.train.step import Trainer
 
 from helpers import SHARED_DATA, models, run_nmt, tiny_config, train_args, translator_of
 

@@ -5,17 +5,15 @@ results_table.py shows it beside the paper's figures."""
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "run_scripts"))
-import inflection_experiments  # noqa: E402
-import results_table  # noqa: E402
-import run_inflection  # noqa: E402
+import inflection_experiments
+import results_table
+import run_inflection
 
 COVERED = ["gehen\tpos=V,tense=PST", "Haus\tpos=N,num=PL", "spielen\tpos=V,per=3"]
 

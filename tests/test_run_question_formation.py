@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from nmtcore import questions
-from nmtcore.grammar import Grammar
+from rnnpb_nmt.tasks.question_formation import questions
+from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 
 from helpers import ROOT
 from test_questions import TINY
 
-sys.path.insert(0, str(ROOT / "run_scripts"))
-import question_experiments  # noqa: E402
-import results_table  # noqa: E402
-import run_question_formation as runner  # noqa: E402
+import question_experiments
+import results_table
+import run_question_formation as runner
 
 
 def restart(seed, gen_first_word, dev_full=0.5):
@@ -196,7 +195,7 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
         "--do_training --task=question_formation --embedding_size=8 --units=8 --num_layers=1 --batch_size=16 "
         "--beam_size=1 --max_epochs=1").split())
     logged = []
-    run = lambda restarts: runner.run_cell("srn_location", restarts, str(tmp_path / "shared"),  # noqa: E731
+    run = lambda restarts: runner.run_cell("srn_location", restarts, str(tmp_path / "shared"),
                                            str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"))
     run(1)
     first = tmp_path / "work" / "question_formation" / "srn_location.score" / "seed1"

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "run_scripts"))
-import run_transduction as runner  # noqa: E402
+import run_transduction as runner
 
 
 def flag(command, name):

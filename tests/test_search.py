@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import search
-from nmtcore.data import encode_all, make_dataset
-from nmtcore.vocabulary import END_ID, Vocabulary
-from seq2seq import EncoderDecoder
+from rnnpb_nmt.data.dataset import encode_all, make_dataset
+from rnnpb_nmt.data.vocabulary import END_ID, Vocabulary
+from rnnpb_nmt.infer import search
+from rnnpb_nmt.models.seq2seq.model import EncoderDecoder
 
 from helpers import tiny_config
 
@@ -23,7 +23,7 @@ def random_model(seed=0):
 def run(model, src, fn):
     batch = next(iter(make_dataset(src, batch_size=len(src))))["src"]
     max_len = tf.constant([len(s) + 1 for s in src])
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
+    step = lambda tokens, state: model.decoder_step(tokens, state, False)
     return tf.function(lambda b: fn(step, model.decoder_start(b, False), max_len))(batch)
 
 
@@ -54,7 +54,7 @@ def test_wide_beam_finds_the_most_probable_output_of_a_tiny_space():
     vocab = Vocabulary(["a", "b"])
     model = EncoderDecoder(tiny_config(model="encdec"), vocab, vocab)
     src = np.array([4, 5, END_ID], np.int32)
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
+    step = lambda tokens, state: model.decoder_step(tokens, state, False)
     ids, score = search.beam_search(step, model.decoder_start(tf.constant([src]), False),
                                     tf.constant([3]), beam_size=50)
     candidates = [list(c) for n in range(4) for c in itertools.product([4, 5], repeat=n)]

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import search, workdir
-from nmtcore.checkpoints import RunCheckpoints
-from nmtcore.losses import decoder_inputs
-from nmtcore.vocabulary import Vocabulary
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.infer import search
+from rnnpb_nmt.models.losses import decoder_inputs
+from rnnpb_nmt.train import workdir
+from rnnpb_nmt.train.checkpoints import RunCheckpoints
 
 from helpers import models, tiny_config, translator_of
 
@@ -137,7 +138,7 @@ def test_a_tiny_attention_model_learns_to_reverse_exactly(cell, attention):
 
 @pytest.mark.parametrize("flag", ["--cell=tree", "--attention=global"])
 def test_unknown_cells_and_attentions_are_refused_by_the_flag_parser(flag, capsys):
-    from nmtcore.cli import build_parser
+    from rnnpb_nmt.cli import build_parser
     with pytest.raises(SystemExit) as stop:
         build_parser(["encdec"]).parse_args(["--do_training", flag])
     assert stop.value.code == 2 and "invalid choice" in capsys.readouterr().err

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import workdir
-from nmtcore.alignment import STEP
-from nmtcore.checkpoints import RunCheckpoints
-from nmtcore.config import Config
-from nmtcore.data import encode_all, make_dataset
-from nmtcore.errors import UserError
-from nmtcore.losses import token_mask
-from nmtcore.tasks.inflection import InflectionTask, source_symbols
-from nmtcore.vocabulary import Vocabulary
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.data.dataset import encode_all, make_dataset
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.models.losses import token_mask
+from rnnpb_nmt.tasks.inflection.alignment import STEP
+from rnnpb_nmt.tasks.inflection.task import InflectionTask, source_symbols
+from rnnpb_nmt.train import workdir
+from rnnpb_nmt.train.checkpoints import RunCheckpoints
 
 from helpers import SYNTHETIC_LEMMAS, held_out_inflection, inflection_examples, models, run_nmt, stepped_cross_entropy
 from helpers import tiny_config
@@ -86,7 +86,7 @@ def test_the_bidirectional_decoder_starts_from_the_forward_stacks_final_states_w
 
 @pytest.mark.parametrize("flag", ["--attention_style=bahdanau_luong", "--inflection_target=characters"])
 def test_unknown_attention_styles_and_inflection_targets_are_refused_by_the_flag_parser(flag, capsys):
-    from nmtcore.cli import build_parser
+    from rnnpb_nmt.cli import build_parser
     with pytest.raises(SystemExit) as stop:
         build_parser(["encdec"]).parse_args(["--do_training", flag])
     assert stop.value.code == 2 and "invalid choice" in capsys.readouterr().err

@@ -16,8 +16,9 @@ import pytest
 from helpers import ROOT, models, run_nmt, translator_of
 
 from data import generate_demo
-from nmtcore import addons, workdir
-from nmtcore.data import encode_all, read_sentences
+from rnnpb_nmt import tf_stack as addons
+from rnnpb_nmt.data.dataset import encode_all, read_sentences
+from rnnpb_nmt.train import workdir
 
 FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("stack-py*"))
 # Between stacks, dev perplexities differed by at most 3.3e-8 relative when measured (the RNNPB's

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from nmtcore import itg, synthetic
-from nmtcore.data import read_sentences
-from nmtcore.errors import UserError
-from nmtcore.metrics import coarse_accuracy, fine_accuracy
+from rnnpb_nmt.data.dataset import read_sentences
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.metrics import coarse_accuracy, fine_accuracy
+from rnnpb_nmt.tasks.transduction import itg, synthetic
 
 # Examples generate whole corpora: the machine's load, not the program, decides how long they take.
 no_deadline = settings(deadline=None)

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from nmtcore import corpus as corpus_lib, files, training
-from nmtcore.trainer import Trainer
-from nmtcore.errors import UserError
+from rnnpb_nmt.data import corpus as corpus_lib
+from rnnpb_nmt.data import files
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import loop as training
+from rnnpb_nmt.train.step import Trainer
 
 from helpers import models, tiny_config
 

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from nmtcore.config import Config
-from nmtcore.errors import UserError
-from nmtcore.tasks.transduction import TransductionTask
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.tasks.transduction.task import TransductionTask
 
 from helpers import ROOT, run_nmt
 
@@ -80,7 +80,7 @@ def train_flags(data, working_dir, *extra):
             "--beam_size=1", *extra]
 
 
-@pytest.mark.slow  # one memory LSTM: the kinds differ only in nmtcore/memories.py, tested there
+@pytest.mark.slow  # one memory LSTM: the kinds differ only in rnnpb_nmt/layers/neural_memory.py, tested there
 def test_a_memory_lstm_trains_resumes_and_tests_through_the_command_line(copy_files, tmp_path):
     model, wd = "stack_lstm", tmp_path / "wd"
     run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--memory_width=8", "--max_epochs=2"))

@@ -1,4 +1,4 @@
-from nmtcore.vocabulary import END_ID, PAD_ID, UNK_ID, Vocabulary
+from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, UNK_ID, Vocabulary
 
 
 def test_specials_come_first_and_words_by_frequency():

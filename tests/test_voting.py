@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from nmtcore.errors import UserError
-from nmtcore.voting import VotingTranslator, majority_vote
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer.voting import VotingTranslator, majority_vote
 
 from helpers import run_nmt, tiny_config
 
@@ -79,16 +79,16 @@ def inflection_member(path, train, seed):
     ``train``: what --do_testing needs, without training."""
     import tensorflow as tf
 
-    import nmt
-    from nmtcore import workdir
-    from nmtcore.checkpoints import RunCheckpoints
-    from nmtcore.tasks.inflection import InflectionTask
+    from rnnpb_nmt import registry
+    from rnnpb_nmt.train import workdir
+    from rnnpb_nmt.train.checkpoints import RunCheckpoints
+    from rnnpb_nmt.tasks.inflection.task import InflectionTask
 
     config = tiny_config(model="hard_attention", task="inflection", embedding_size=8, units=8, feature_size=4,
                          num_layers=1, beam_size=1, max_trans_ratio=3.0, seed=seed)
     loaded = InflectionTask().load_corpus({"train_set1": train, "dev_set1": train}, config)
     tf.keras.utils.set_random_seed(seed)
-    model = nmt.models()["hard_attention"](config, loaded.vocab1, loaded.vocab2)
+    model = registry.models()["hard_attention"](config, loaded.vocab1, loaded.vocab2)
     workdir.save_setup(str(path), config, loaded.vocab1, loaded.vocab2)
     RunCheckpoints(str(path), model).save_best(1)
     return str(path)
@@ -124,8 +124,8 @@ def test_do_testing_by_an_ensemble_writes_and_scores_the_vote_like_a_single_mode
 
 
 def test_members_must_be_trained_on_one_task_and_named_once(tmp_path, demo_data):
-    import nmt
-    from nmtcore import workdir
+    from rnnpb_nmt import registry
+    from rnnpb_nmt.train import workdir
 
     from helpers import untrained_working_dir
 
@@ -133,15 +133,15 @@ def test_members_must_be_trained_on_one_task_and_named_once(tmp_path, demo_data)
     untrained_working_dir(tmp_path / "transl", demo_data, model="encdec")
     with pytest.raises(UserError, match=r"^--ensemble: .*transl was trained on --task=translation, .*infl on "
                                         r"--task=inflection$"):
-        workdir.load_ensemble([infl, str(tmp_path / "transl")], nmt.models())
+        workdir.load_ensemble([infl, str(tmp_path / "transl")], registry.models())
     with pytest.raises(UserError, match=r"^--ensemble: .*infl/ is named twice"):
-        workdir.load_ensemble([infl, infl + "/"], nmt.models())
+        workdir.load_ensemble([infl, infl + "/"], registry.models())
     with pytest.raises(UserError, match=r"^--ensemble: .*empty holds no trained model \(no hparams.json\)$"):
-        workdir.load_ensemble([infl, str(tmp_path / "empty")], nmt.models())
+        workdir.load_ensemble([infl, str(tmp_path / "empty")], registry.models())
 
 
 def test_an_empty_member_name_is_refused():
-    from nmtcore.cli import ensemble_members
+    from rnnpb_nmt.cli import ensemble_members
 
     assert ensemble_members("a,b/c") == ["a", "b/c"]
     with pytest.raises(UserError, match=r"^--ensemble=a,,b: an empty directory name"):

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from nmtcore import workdir
-from nmtcore.errors import UserError
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import workdir
 
 from helpers import models, untrained_working_dir
 

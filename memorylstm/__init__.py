@@ -1,7 +1,0 @@
-"""Read-then-generate transducers of Grefenstette et al. 2015 §4: ``--model=stack_lstm``,
-``queue_lstm``, ``deque_lstm`` (an LSTM controlling a neural memory) and ``deep_lstm`` (the
-paper's Deep LSTM benchmark)."""
-
-from memorylstm.model import DeepLSTMTransducer, MemoryLSTMTransducer
-
-__all__ = ["DeepLSTMTransducer", "MemoryLSTMTransducer"]

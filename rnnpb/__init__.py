@@ -1,5 +1,0 @@
-"""The bound RNNPB model (``--model=rnnpbnmt``): two RNNPB language models with bound PB spaces."""
-
-from rnnpb.model import BoundRNNPB
-
-__all__ = ["BoundRNNPB"]

@@ -1,0 +1,275 @@
+"""Typed configuration of a run: model, training, inference and data sections.
+
+Each section is a frozen dataclass; each field's metadata (help text, valid range, choices)
+generates its command-line flag (``rnnpb_nmt.cli``), so a hyperparameter is declared once. A run's
+``hparams.json`` keeps the flat form the thesis's scripts and older working directories have
+(``Config.to_flat`` / ``Config.from_flat``): one key per field, whatever its section.
+
+Frozen, so that nothing changes a run's settings along the way: a changed setting is a new
+``Config`` (``Config.replace``), e.g. the translation settings given again at test time.
+"""
+
+import dataclasses
+import typing
+
+from rnnpb_nmt import registry
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.options import NO_LEGACY, option
+
+
+
+class Readers:
+    """The --model names that read a core field, as their families declare (``READS`` in their
+    options modules): the values of an ``only=("model", Readers(field))``, in family order."""
+
+    def __init__(self, field):
+        self.field = field
+
+    def _names(self):
+        return tuple(name for module in registry.option_modules() for name, fields in getattr(module, "READS", {}).items()
+                     if self.field in fields)
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __contains__(self, name):
+        return name in self._names()
+
+    def __getitem__(self, i):
+        return self._names()[i]
+
+    def __repr__(self):
+        return f"Readers({self.field!r}: {'|'.join(self)})"
+
+
+def _declared(name):
+    """The one value of ``name`` (DEFAULT_MODEL, DEFAULT_TASK) that an options module declares."""
+    values = [getattr(m, name) for m in registry.option_modules() if hasattr(m, name)]
+    if len(values) != 1:
+        raise ValueError(f"{name}: {len(values)} options modules declare one; exactly one must")
+    return values[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class _ModelCore:
+    """What the network is (thesis section 5.2.4's baseline as defaults)."""
+
+    model: str = option(_declared("DEFAULT_MODEL"), "model type (docs/models/)")
+    embedding_size: int = option(128, "word embedding size", 1, 1e5)
+    units: int = option(256, "LSTM units per layer", 1, 1e5)
+    # Models of --num_layers recurrent layers with --dropout (a memory LSTM has one controller, no dropout).
+    num_layers: int = option(2, "LSTM layers", 1, 100, only=("model", Readers("num_layers")))
+    autoencode: bool = option(False, "one RNNPB is both A and B")
+    # Dropout 1 would drop every input.
+    dropout: float = option(0.0, "dropout on every LSTM layer's inputs", 0, 1, high_open=True,
+                             only=("model", Readers("dropout")))
+
+@dataclasses.dataclass(frozen=True)
+class _TrainingCore:
+    """How the network is trained."""
+
+    learning_rate: float = option(0.001, "network weights' learning rate", 0, 10, low_open=True)
+    optimizer: str = option("adam", "adam (LazyAdam, as the thesis), sgd (plain stochastic gradient descent, as "
+                                    "McCoy et al.'s question-formation code) or rmsprop (as Grefenstette et al.'s "
+                                    "memory LSTMs)", choices=("adam", "sgd", "rmsprop"), legacy="adam")
+    batch_size: int = option(64, "sentences per training batch", 1, 1e6)
+    gradient_clip: float = option(1.0, "global-norm clip", 0, 1e9, low_open=True)
+    early_stopping_steps: int = option(20, "epochs without dev improvement before stopping", 1, 1e6)
+    early_stopping_metric: str = option(
+        "perplexity", "what chooses the best epoch and stops training: the dev perplexity, or the task's dev score "
+        "(score: BLEU, coarse accuracy, accuracy or full-sentence accuracy, of the dev set translated with "
+        "--beam_size; a tie is no improvement)", choices=("perplexity", "score"), legacy="perplexity")
+    max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
+    curriculum_epochs: int = option(
+        0, "a length curriculum: epoch e < N trains only on the pairs whose source is at most shortest + "
+           "(longest - shortest) * e / N long, epoch N and later on all (0: every pair from the start; "
+           "rnnpb_nmt/train/curriculum.py)", 0, 1e6, legacy=0)
+    dev_every: int = option(1, "measure the dev perplexity every Nth epoch (the thesis's code: 2)", 1, 1e6,
+                            legacy=1)
+    # p_mono 1 would never draw a parallel batch, so no epoch would end.
+    p_mono: float = option(0.0, "monolingual batch probability", 0, 1, high_open=True)
+    seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
+    monitor_every: int = option(0, "every N epochs, log a small dev BLEU to TensorBoard (0: never; not saved)", 0, 1e6,
+                                saved=False)
+    monitor_sentences: int = option(100, "dev sentences the monitoring BLEU uses (not saved)", 1, 1e8, saved=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _InferenceCore:
+    """Translation and recognition; may be given again at test time."""
+
+    beam_size: int = option(10, "beam width (1 = greedy)", 1, 1000)
+    max_trans_ratio: float = option(1.5, "max output length / source length", 0, 100, low_open=True)
+    test_batch_size: int = option(256, "sentences translated at once", 1, 1e6)
+    joint_rerank: float = option(0.0, "bound RNNPB, beam search: rerank the n-best by joint recognition, min_p "
+                                      "L_A(a|p) + joint_rerank * L_B(b|p) (0: off; not saved)", 0, 1e6,
+                                 saved=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _DataCore:
+    """The files a model was trained on, and what follows from them."""
+
+    # Runs from before tasks existed were of the default task (translation).
+    task: str = option(_declared("DEFAULT_TASK"), "what the data is and how it is scored (docs/tasks.md)",
+                       legacy=_declared("DEFAULT_TASK"))
+    train_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    train_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    dev_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    dev_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    mono_set1: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    mono_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
+    vocab1_max: typing.Optional[int] = option(None, "source vocabulary size", 1, 1e8)
+    vocab2_max: typing.Optional[int] = option(None, "target vocabulary size", 1, 1e8)
+    lang1: str = option("en", "source language code", flag=False)
+    lang2: str = option("en", "target language code", flag=False)
+    # Row counts the models size their PB tables by.
+    num_train: int = option(0, "training sentence pairs", flag=False)
+    num_mono1: int = option(0, "monolingual source sentences", flag=False)
+    num_mono2: int = option(0, "monolingual target sentences", flag=False)
+
+    FILES = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
+
+
+def _section(name, core):
+    """A section's class: the core's fields, then those of the ``<name>Options`` classes that the
+    model families and tasks declare (``rnnpb_nmt.registry.option_modules``), in their order."""
+    declared = [getattr(m, f"{name}Options") for m in registry.option_modules() if hasattr(m, f"{name}Options")]
+    # A dataclass collects its bases' fields from the last base to the first: the core's come first.
+    section = dataclasses.make_dataclass(f"{name}Config", [], bases=(*reversed(declared), core), frozen=True)
+    section.__doc__, section.__module__ = core.__doc__, __name__
+    return section
+
+
+ModelConfig = _section("Model", _ModelCore)
+TrainingConfig = _section("Training", _TrainingCore)
+InferenceConfig = _section("Inference", _InferenceCore)
+DataConfig = _section("Data", _DataCore)
+SECTIONS = {"model": ModelConfig, "training": TrainingConfig, "inference": InferenceConfig, "data": DataConfig}
+
+
+def fields(section):
+    return dataclasses.fields(section)
+
+
+def flag_type(field):
+    """The Python type of a field's values (``Optional[int]`` -> ``int``)."""
+    kind = field.type
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    return args[0] if args else kind
+
+
+def _section_of():
+    return {f.name: name for name, section in SECTIONS.items() for f in fields(section)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The four sections of a run's configuration."""
+
+    model: ModelConfig = ModelConfig()
+    training: TrainingConfig = TrainingConfig()
+    inference: InferenceConfig = InferenceConfig()
+    data: DataConfig = DataConfig()
+
+    @classmethod
+    def from_flat(cls, flat):
+        """The configuration a flat dict (hparams.json, or flags) gives; missing keys take their
+        defaults. Use ``from_saved`` for a working directory's file."""
+        section_of = _section_of()
+        parts = {name: {} for name in SECTIONS}
+        for key, value in flat.items():
+            if key in section_of:
+                parts[section_of[key]][key] = value
+        return cls(**{name: SECTIONS[name](**values) for name, values in parts.items()})
+
+    @classmethod
+    def from_saved(cls, flat, source):
+        """The configuration of a saved hparams.json (``source`` names it in errors): a key it lacks
+        takes its ``legacy`` value, or the file is corrupted. Keys no field has are ignored."""
+        values = dict(flat)
+        for section in SECTIONS.values():
+            for f in fields(section):
+                if f.name not in values and f.metadata["saved"]:
+                    if f.metadata["legacy"] is NO_LEGACY:
+                        raise UserError(f"{source}: corrupted (no {f.name!r})")
+                    values[f.name] = f.metadata["legacy"]
+        return cls.from_flat(values)
+
+    def to_flat(self):
+        """The saved form: one key per saved field, in section order."""
+        return {f.name: getattr(getattr(self, name), f.name)
+                for name, section in SECTIONS.items() for f in fields(section) if f.metadata["saved"]}
+
+    def replace(self, **flat):
+        """A copy with the named fields (flat names) changed."""
+        section_of = _section_of()
+        unknown = set(flat) - set(section_of)
+        if unknown:
+            raise KeyError(f"no configuration field {sorted(unknown)}")
+        changes = {}
+        for key, value in flat.items():
+            changes.setdefault(section_of[key], {})[key] = value
+        return dataclasses.replace(self, **{name: dataclasses.replace(getattr(self, name), **values)
+                                            for name, values in changes.items()})
+
+
+def check_range(name, value, field):
+    """A UserError naming the flag when ``value`` is outside the field's valid range."""
+    m = field.metadata
+    if value is None or m["low"] is None:
+        return
+    low, high = m["low"], m["high"]
+    too_low = value <= low if m["low_open"] else value < low
+    if too_low or value > high or value != value:
+        raise UserError(f"--{name}={value}: must be {'>' if m['low_open'] else '>='} {low:g} and <= {high:g}")
+    if m["high_open"] and value >= high:
+        raise UserError(f"--{name}={value}: must be below {high:g}")
+
+
+def check_ranges(values):
+    """Check every configuration value of ``values`` (flat names) against its field's range."""
+    for section in SECTIONS.values():
+        for f in fields(section):
+            if f.name in values:
+                check_range(f.name, values[f.name], f)
+
+
+def field_named(name):
+    return next(f for section in SECTIONS.values() for f in fields(section) if f.name == name)
+
+
+def requirements(name):
+    """The (field, values) conditions under which field ``name`` matters, outermost first: for a
+    field declared with ``only=("a", (1,))`` where ``a`` has ``only=("model", ("m",))``, that is
+    ``[("model", ("m",)), ("a", (1,))]``."""
+    chain, only = [], field_named(name).metadata["only"]
+    while only:
+        chain.insert(0, only)
+        only = field_named(only[0]).metadata["only"]
+    return chain
+
+
+def applies(name, config):
+    """Whether the run of ``config`` reads field ``name``."""
+    flat = config.to_flat()
+    return all(flat[key] in values for key, values in requirements(name))
+
+
+def _as_flag(name, value):
+    return f"--{name}" if value is True else f"--{name}={value}"
+
+
+def check_applicable(given, config):
+    """A UserError for the first of ``given`` (flat names: the flags given) that has a value other
+    than its default and that the run of ``config`` does not read (``only=``): without it, one
+    family's flag given to another family's model (attention to a model without any) would be
+    silently ignored."""
+    for section in SECTIONS.values():
+        for f in fields(section):
+            if f.name in given and given[f.name] != f.default and not applies(f.name, config):
+                chain = requirements(f.name)
+                needed = " ".join(f"--{key}={'|'.join(values)}" for key, values in chain)
+                run = " ".join(_as_flag(key, config.to_flat()[key]) for key, _ in chain)
+                raise UserError(f"{_as_flag(f.name, given[f.name])}: only for {needed} (this run: {run}); "
+                                "it would be ignored")

@@ -1,0 +1,80 @@
+"""The model interface: what every sequence-to-sequence model of the toolkit implements.
+
+A model is its variables and the functions of them that differ between models; everything
+around it is shared and lives elsewhere: the optimisers, training step, data order and
+training noise (``rnnpb_nmt.train.step``), search, dev perplexity and evaluation batches
+(``rnnpb_nmt.infer.translator``), data reading and scoring (``rnnpb_nmt.tasks``). A model implements:
+
+- ``sentence_losses(batch, kind, rng)``: per-sentence training losses and extra terms;
+- ``score_targets(batch)``: summed cross-entropy of each target sentence given its source (dev
+  perplexity); a model trained by teacher-forced cross-entropy inherits both from
+  ``rnnpb_nmt.models.teacher_forced.TeacherForcedModel`` and implements only the logits;
+- ``decoder_start(src, reverse)`` / ``decoder_step(tokens, state, reverse)``: a one-step decoder
+  for search;
+- optionally ``rerank(src, nbest, scores, reverse)`` (an order of beam search's n-best list
+  other than its scores), ``variable_groups()`` (several optimisers), ``monolingual_kinds`` (the monolingual
+  batches it trains on), ``on_epoch_end()`` (end-of-epoch updates), ``summary_scalars()``
+  (model state for TensorBoard) and ``analyze()`` (model-specific figures for ``--analyze``).
+
+Every function takes batches of any length (``rnnpb_nmt.data.dataset.batch_spec``) and works unchanged on
+one device or on the replicas of a ``tf.distribute`` strategy.
+"""
+
+import tensorflow as tf
+
+
+class NMTModel(tf.Module):
+    """Base class of all translation models; ``config`` is an ``rnnpb_nmt.config.Config``."""
+
+    reversible = False  # whether decoder_start/decoder_step also translate B->A
+    monolingual_kinds = ()  # the kinds of monolingual batch ("mono1", "mono2") it trains on
+
+    def __init__(self, config, vocab1, vocab2):
+        super().__init__(name=type(self).__name__)
+        self.config, self.vocab1, self.vocab2 = config, vocab1, vocab2
+
+    def sentence_losses(self, batch, kind, rng=None):
+        """Returns (per-sentence loss (B,), extra loss summed over the batch, dict of named
+        per-sentence terms (B,) for logging, among them ``perplexity``: exp(CE / tokens) of the
+        target sentence, averaged into the epoch's training perplexity).
+
+        ``kind`` is the batch's kind ("parallel", or one of ``monolingual_kinds``); ``rng`` is
+        the ``tf.random.Generator`` of dropout masks and noise in training, None otherwise.
+        """
+        raise NotImplementedError
+
+    def score_targets(self, batch):
+        """Returns (summed cross-entropy (B,), predicted tokens (B,)) of ``tgt`` given ``src``."""
+        raise NotImplementedError
+
+    def decoder_start(self, src, reverse):
+        """The search state for source batch ``src`` (translating B->A when ``reverse``)."""
+        raise NotImplementedError
+
+    def decoder_step(self, tokens, state, reverse):
+        """One decoder step: previous words (N,) -> (logits (N, V), new state)."""
+        raise NotImplementedError
+
+    def rerank(self, src, nbest, scores, reverse):
+        """The rank (B, k), higher first, by which to choose among beam search's hypotheses
+        ``nbest`` (B, k, T) of sources ``src``, given their summed log-probabilities ``scores``
+        (B, k); by default those scores."""
+        return scores
+
+    def variable_groups(self):
+        """[(name, variables, learning rate)], each group with its own optimiser and clipping."""
+        return [("weights", self.trainable_variables, self.config.training.learning_rate)]
+
+    def on_epoch_end(self, epoch, rng):
+        """Hook for end-of-epoch updates of the model's state (e.g. PB resets); ``rng`` is the
+        epoch's numpy generator."""
+
+    def summary_scalars(self):
+        """{name: number} describing the model's state after an epoch, logged to TensorBoard."""
+        return {f"learning_rate/{name}": lr for name, _, lr in self.variable_groups()}
+
+    def analyze(self, train_pairs, test_pairs, out_dir):
+        """Model-specific figures for ``--analyze``: writes PNGs into ``out_dir`` and returns
+        {"figures": {title: file name}, "summary": {name: value}}. ``train_pairs`` are the
+        first training pairs (source, target token lists), ``test_pairs`` the first test pairs."""
+        return {"figures": {}, "summary": {}}

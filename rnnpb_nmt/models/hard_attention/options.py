@@ -1,0 +1,17 @@
+"""The hard-attention transducer's options (``--model=hard_attention``).
+What an options module holds: ``rnnpb_nmt.options``."""
+
+import dataclasses
+
+from rnnpb_nmt.options import option
+
+ORDER = 4
+READS = {"hard_attention": ("num_layers", "dropout")}
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelOptions:
+    # The hard-attention transducer's; older runs have no features.
+    feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "
+                                    "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100,
+                                only=("model", ("hard_attention",)))

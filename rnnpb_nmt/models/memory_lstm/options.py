@@ -1,0 +1,25 @@
+"""The read-then-generate transducers' options: the memory LSTMs' memory (the Deep LSTM reads
+the core's layers and dropout).
+What an options module holds: ``rnnpb_nmt.options``."""
+
+import dataclasses
+
+from rnnpb_nmt.options import option
+
+ORDER = 3
+READS = {"deep_lstm": ("num_layers", "dropout")}
+MEMORY_LSTMS = ("model", ("stack_lstm", "queue_lstm", "deque_lstm"))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelOptions:
+    # The memory LSTMs' (stack_lstm, queue_lstm, deque_lstm); older runs have no memory.
+    memory_width: int = option(256, "memory LSTMs: width m of the stack/queue/deque values (the paper: 256)",
+                               1, 1e5, legacy=256, only=MEMORY_LSTMS)
+    pop_bias: float = option(-1.0, "memory LSTMs: initial bias of the pop strengths (negative: pop little "
+                             "at first)", -1e3, 1e3, legacy=-1.0, only=MEMORY_LSTMS)
+    deque_biases: str = option(
+        "same", "deque_lstm: initial push/pop biases of its two ends: same (each pushes at bias 0 and pops at "
+        "--pop_bias) or per_end (the top pushes at 0 and pops at -3, the bottom pushes at -3 and pops at "
+        "--pop_bias: at first the deque acts as a queue, whose bottom reads older pushes, not only its last few)",
+        choices=("same", "per_end"), legacy="same", only=("model", ("deque_lstm",)))

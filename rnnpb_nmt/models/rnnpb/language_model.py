@@ -1,0 +1,46 @@
+"""One RNNPB language model (SPEC section 1): the sentence's PB vector joins every input step.
+
+    H1(t) = LSTM1([emb(x(t)); PB], ...),  Hk(t) = LSTMk(H(k-1)(t), ...),  O(t) = softmax(W H(t))
+
+The PB share of LSTM1's input product is computed once per sentence (``rnnpb_nmt.layers.recurrent``), which is
+the same model as concatenating it at every step.
+"""
+
+import tensorflow as tf
+
+from rnnpb_nmt.layers.recurrent import StackedRNN
+from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy
+
+
+class RNNPBLanguageModel(tf.keras.layers.Layer):
+    """Embedding, ``num_layers`` LSTMs fed the PB at every step, softmax output."""
+
+    def __init__(self, vocab_size, embedding_size, units, num_layers, num_pb, dropout=0.0, sigma=0.0,
+                 pb_dropout=True, **kwargs):
+        super().__init__(**kwargs)
+        self.num_pb, self.sigma = num_pb, sigma
+        self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
+        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb, constant_dropout=pb_dropout,
+                               name="lstm")
+        self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
+        self.embedding.build([None])
+        self.lstm.build([None, None, embedding_size])
+        self.output_layer.build([None, units])
+
+    def sentence_losses(self, seq, pb, rng=None):
+        """Summed cross-entropy (B,) of sentences ``seq`` (words + ``<end>``) given their PBs,
+        and the number of predicted tokens (B,). In training, ``rng`` is the ``tf.random.Generator``
+        that draws the N(0, sigma) noise added to the PBs and the dropout masks."""
+        if rng is not None and self.sigma > 0:
+            pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
+        outputs, _ = self.lstm(self.embedding(decoder_inputs(seq)), constant=pb, rng=rng)
+        return summed_cross_entropy(self.output_layer(outputs), seq)
+
+    def start_state(self, pb):
+        """Generation state for PB vectors (N, num_PB): zero LSTM states, the PB's gate share."""
+        return {"lstm": self.lstm.zero_state(tf.shape(pb)[0]), "pb_gates": self.lstm.constant_gates(pb)}
+
+    def step(self, tokens, state):
+        """Next-word logits after ``tokens`` (N,), and the new state."""
+        output, lstm_state = self.lstm.step(self.embedding(tokens), state["lstm"], state["pb_gates"])
+        return self.output_layer(output), {"lstm": lstm_state, "pb_gates": state["pb_gates"]}

@@ -1,0 +1,219 @@
+"""The bound RNNPB translation model: RNNPB A (source language) and RNNPB B (target language).
+
+Training fits both language models and their PB tables jointly, bound so that a sentence pair
+shares (hard) or nearly shares (soft) its PB. Translation recognises the source's PB in A and
+generates from it in B; B->A is the same with the roles swapped.
+
+With --amortize there are no PB tables: a pair's PB is the source's proposed PB refined on A's
+loss of the source (``rnnpb_nmt.models.rnnpb.amortized``), in training as in translation, and B is trained on it.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from rnnpb_nmt.data.dataset import batch_spec, encode_all, make_dataset
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.models.base import NMTModel
+from rnnpb_nmt.models.rnnpb import analysis, joint
+from rnnpb_nmt.models.rnnpb.amortized import PBProposal, Refinement
+from rnnpb_nmt.models.rnnpb.binding import PBTables, binding_loss, binding_quality
+from rnnpb_nmt.models.rnnpb.language_model import RNNPBLanguageModel
+from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize
+from rnnpb_nmt.registry import register_model
+
+
+def _distinct(variables):
+    """Each variable once, in the order first listed."""
+    return list({id(v): v for v in variables}.values())
+
+
+@register_model("rnnpbnmt", aliases=("rnnpbmt", "rnnpbmmt"))  # the thesis listings' spellings
+class BoundRNNPB(NMTModel):
+    """``--model=rnnpbnmt``; with ``--autoencode`` one RNNPB is both A and B."""
+
+    reversible = True
+
+    def __init__(self, config, vocab1, vocab2):
+        super().__init__(config, vocab1, vocab2)
+        m, data = config.model, config.data
+
+        def language_model(vocab, name):
+            return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
+                                      m.sigma, pb_dropout=not m.no_pb_dropout, name=name)
+
+        self.lm_a = language_model(vocab1, "rnnpb_a")
+        self.lm_b = self.lm_a if m.autoencode else language_model(vocab2, "rnnpb_b")
+        self.recognition = RecognitionSettings.from_config(config)
+        if config.training.both_directions and (m.amortize == "none" or m.autoencode):
+            raise UserError("--both_directions: needs --amortize and two languages (not --autoencode)")
+        self.pbs = None
+        if m.amortize == "none":
+            self.pbs = PBTables(data.num_train, m.num_PB, m.bind_hard, data.num_mono1, data.num_mono2)
+            return
+
+        def proposal(vocab, name):
+            return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, name=name)
+
+        self.proposal_a = proposal(vocab1, "proposal_a")
+        self.proposal_b = self.proposal_a if m.autoencode else proposal(vocab2, "proposal_b")
+        self.refinement_a = Refinement(m.num_PB, m.refine_step_size, name="refinement_a")
+        self.refinement_b = self.refinement_a if m.autoencode else Refinement(m.num_PB, m.refine_step_size,
+                                                                              name="refinement_b")
+
+    @property
+    def monolingual_kinds(self):
+        """Under --autoencode B is A, so its monolingual data is A's."""
+        return ("mono1",) if self.config.model.autoencode else ("mono1", "mono2")
+
+    def variable_groups(self):
+        """Network weights and PB tables: separate LazyAdams, learning rates and clipping.
+
+        With --double_shared_updates a variable is listed once for each of A and B that uses it,
+        as the thesis's code built its lists (A's variables + B's): the optimiser then applies two
+        updates to it per step, and the clipping norm counts its gradient twice. That is how the
+        thesis's Exp I (every weight shared) trained about twice as fast per epoch as we do
+        without it (run_scripts/results/notes/thesis.md, 2026-11-23).
+        """
+        t = self.config.training
+        if self.pbs is None:  # amortised: every variable is a network weight
+            parts = (self.lm_a, self.lm_b, self.proposal_a, self.proposal_b, self.refinement_a, self.refinement_b)
+            return [("weights", _distinct([v for part in parts for v in part.trainable_variables]), t.learning_rate)]
+        weights = [v for lm in (self.lm_a, self.lm_b) for v in lm.trainable_variables]
+        pbs = [self.pbs.a, self.pbs.b, self.pbs.mono_a, self.pbs.mono_b]
+        if not t.double_shared_updates:
+            weights, pbs = _distinct(weights), _distinct(pbs)
+        return [("weights", weights, t.learning_rate), ("pb", pbs, t.pb_learning_rate)]
+
+    def sentence_losses(self, batch, kind, rng=None):
+        if self.pbs is None:
+            return self._amortized_losses(batch, kind, rng)
+        index = batch["index"]
+        if kind in ("mono1", "mono2"):  # one language model on its own sentences, unbound
+            lm, table, side = (self.lm_a, self.pbs.mono_a, "a") if kind == "mono1" else (self.lm_b, self.pbs.mono_b, "b")
+            pb = tf.gather(table, index)
+            ce, tokens = lm.sentence_losses(batch["src"], pb, rng)
+            # Not "perplexity": the epoch's training perplexity is the translation's, B given A.
+            return ce + self._prior(pb), 0.0, {f"prediction_{side}": ce, f"perplexity_{kind}": tf.exp(ce / tokens)}
+        pb_a = tf.gather(self.pbs.a, index)
+        ce_a, tokens_a = self.lm_a.sentence_losses(batch["src"], pb_a, rng)
+        if self.config.model.autoencode:  # one model, one sentence: A's loss is B's
+            return ce_a + self._prior(pb_a), 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
+        pb_b = pb_a if self.pbs.hard else tf.gather(self.pbs.b, index)
+        ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
+        terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
+        if self.pbs.hard:
+            return ce_a + ce_b + self._prior(pb_a), 0.0, terms
+        terms["binding"] = binding_loss(pb_a, pb_b, self.config.model.binding_strength)
+        return ce_a + ce_b + self._prior(pb_a, pb_b), tf.reduce_sum(terms["binding"]), terms
+
+    def _prior(self, *pbs):
+        """--pb_prior's per-sentence term, prior * ||p||^2 / 2, of the PBs a loss uses (else 0)."""
+        prior = self.config.training.pb_prior
+        return sum(prior * 0.5 * tf.reduce_sum(tf.square(pb), axis=1) for pb in pbs) if prior else 0.0
+
+    def _amortized_losses(self, batch, kind, rng):
+        """The losses of --amortize: the source's refined PB is the pair's (see ``rnnpb_nmt.models.rnnpb.amortized``)."""
+        t, reverse = self.config.training, kind == "mono2"
+        p0, pb = self.propose_and_refine(batch["src"], reverse)
+        lm = self.lm_b if reverse else self.lm_a
+        ce_a, tokens_a = lm.sentence_losses(batch["src"], pb, rng)
+        prior = self._prior(pb)
+        if kind in ("mono1", "mono2"):  # a monolingual sentence autoencodes through its own PB
+            side = "b" if reverse else "a"
+            return ce_a + prior, 0.0, {f"prediction_{side}": ce_a, f"perplexity_{kind}": tf.exp(ce_a / tokens_a)}
+        if self.config.model.autoencode:
+            return ce_a + prior, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
+        ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
+        terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
+        # --self_loss: how much a language model also learns to generate its own sentence from
+        # the PB refined on that sentence, a PB that translation never gives it.
+        loss = t.self_loss * ce_a + prior + ce_b
+        if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
+            terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
+            loss += t.p0_loss * terms["prediction_b_p0"]
+        if t.both_directions:  # the same pair B->A: the target's PB, refined in B, generates the source in A
+            _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
+            terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
+            terms["prediction_a_from_b"], _ = self.lm_a.sentence_losses(batch["src"], pb_b, rng)
+            loss += t.self_loss * terms["prediction_b_from_b"] + terms["prediction_a_from_b"] + self._prior(pb_b)
+        if t.encoder_binding and self.config.model.amortize == "encoder":  # B's encoder, for B->A
+            terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"]), t.encoder_binding)
+            loss += terms["encoder_binding"]
+        return loss, 0.0, terms
+
+    def propose_and_refine(self, src, reverse=False, steps=None):
+        """(proposed PBs, PBs after ``steps`` refinement steps, default --refine_steps) of
+        encoded sentences ``src`` in A (in B when ``reverse``)."""
+        proposal, refinement = (self.proposal_b, self.refinement_b) if reverse else (self.proposal_a, self.refinement_a)
+        p0 = proposal(src)
+        steps = self.config.inference.refine_steps if steps is None else steps
+        pb = refinement.refine(self.lm_b if reverse else self.lm_a, src, p0, steps, self.config.training.pb_prior,
+                               self.recognition.clip, self.config.training.refine_gradient == "stop")
+        return p0, pb
+
+    def on_epoch_end(self, epoch, rng):
+        if self.pbs is not None and self.config.training.p_reset > 0:
+            self.pbs.reset(self.config.training.p_reset, rng)
+
+    def summary_scalars(self):
+        if self.pbs is None:
+            steps = {f"refine/mean_step_size_{side}": float(tf.reduce_mean(tf.exp(r.log_step)))
+                     for side, r in (("a", self.refinement_a), ("b", self.refinement_b))}
+            return dict(super().summary_scalars(), **steps)
+        quality = binding_quality(self.pbs.a, self.pbs.b)
+        return dict(super().summary_scalars(), **{f"pb/{k}": v for k, v in quality.items()})
+
+    def recognize(self, src, reverse=False, record=False):
+        """Recognise PBs of encoded sentences ``src`` (B, T) in A (in B when ``reverse``): Adam
+        recognition (``rnnpb_nmt.models.rnnpb.recognition``), or with --amortize the proposal and its refinement."""
+        lm = self.lm_b if reverse else self.lm_a
+        if self.pbs is None:
+            _, pb = self.propose_and_refine(src, reverse)
+            steps = tf.fill([tf.shape(src)[0]], self.config.inference.refine_steps)
+            return {"pb": pb, "iterations": steps, "loss": lm.sentence_losses(src, pb)[0]}
+        return recognize(lm, src, self.recognition, record)
+
+    def score_targets(self, batch):
+        pb = self.recognize(batch["src"])["pb"]
+        return self.lm_b.sentence_losses(batch["tgt"], pb)
+
+    def decoder_start(self, src, reverse):
+        return (self.lm_a if reverse else self.lm_b).start_state(self.recognize(src, reverse)["pb"])
+
+    def decoder_step(self, tokens, state, reverse):
+        return (self.lm_a if reverse else self.lm_b).step(tokens, state)
+
+    def rerank(self, src, nbest, scores, reverse):
+        """With --joint_rerank=λ > 0, by joint recognition of the source and each hypothesis
+        (``rnnpb_nmt.models.rnnpb.joint``); else by the beam's scores."""
+        weight = self.config.inference.joint_rerank
+        return joint.rerank(self, src, nbest, scores, weight, reverse) if weight else scores
+
+    # ----- inspection (PB-space analysis) -------------------------------------------------------
+    def analyze(self, train_pairs, test_pairs, out_dir):
+        return analysis.analyze(self, train_pairs, test_pairs, out_dir)
+
+    def trained_pbs(self, indices, side="a"):
+        """Trained PB vectors of training sentences ``indices`` in table ``a`` or ``b``, as numpy."""
+        table = self.pbs.a if side == "a" else self.pbs.b
+        return tf.gather(table, np.asarray(indices, np.int32)).numpy()
+
+    def recognize_sentences(self, sentences, side="a", batch_size=256):
+        """Recognise tokenized sentences in A (or B). Returns numpy ``pb`` (N, num_PB),
+        ``iterations`` (N,), final ``loss`` (N,) and per sentence (lists of N arrays) the path its
+        recognition took: ``history``, the summed cross-entropy before each update and after the
+        last one (iterations + 1 values); ``pb_history``, the PB at the same points (iterations +
+        1, num_PB); ``grad_norm_history``, the gradient norm of each update (iterations)."""
+        vocab = self.vocab1 if side == "a" else self.vocab2
+        fn = tf.function(lambda src: self.recognize(src, reverse=side == "b", record=True),
+                         input_signature=[batch_spec()["src"]])  # one trace for every batch shape
+        out = {"pb": [], "iterations": [], "loss": [], "history": [], "pb_history": [], "grad_norm_history": []}
+        for batch in make_dataset(encode_all(vocab, sentences), batch_size=batch_size):
+            r = {k: v.numpy() for k, v in fn(batch["src"]).items()}
+            for key in ("pb", "iterations", "loss"):
+                out[key].append(r[key])
+            for i, n in enumerate(r["iterations"]):
+                out["history"].append(np.append(r["history"][:n, i], r["loss"][i]))
+                out["pb_history"].append(np.concatenate([r["pb_history"][:n, i], r["pb"][None, i]]))
+                out["grad_norm_history"].append(r["grad_norm_history"][:n, i])
+        return {k: np.concatenate(v) if k in ("pb", "iterations", "loss") else v for k, v in out.items()}

@@ -1,0 +1,79 @@
+"""The bound RNNPB family's options (``--model=rnnpbnmt``): PB tables, binding, recognition,
+semi-amortised refinement.
+What an options module holds: ``rnnpb_nmt.options``."""
+
+import dataclasses
+import typing
+
+from rnnpb_nmt.options import option
+
+ORDER = 1
+DEFAULT_MODEL = "rnnpbnmt"  # the thesis's model is the toolkit's default (SPEC section 7)
+READS = {"rnnpbnmt": ("num_layers", "dropout")}
+AMORTIZED = ("amortize", ("encoder", "learned"))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelOptions:
+    num_PB: int = option(128, "PB vector size", 1, 1e5)
+    binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9)
+    bind_hard: bool = option(False, "share one PB table")
+    sigma: float = option(0.0, "PB noise std", 0, 1e3)
+    no_pb_dropout: bool = option(
+        False, "rnnpbnmt: --dropout drops word inputs and hidden units but never PB components (the thesis's "
+        "Keras input dropout, and ours by default, drops PB components at layer 1's input too)", legacy=False,
+        only=("model", ("rnnpbnmt",)))
+    amortize: str = option(
+        "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "
+        "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "
+        "differentiable steps refine it, in training as at test time); learned (one learned PB, refined so)",
+        choices=("none", "encoder", "learned"), legacy="none", only=("model", ("rnnpbnmt",)))
+    refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
+                                          "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
+
+    def __post_init__(self):
+        if self.autoencode:  # one model is A and B, so there is one PB table
+            object.__setattr__(self, "bind_hard", True)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingOptions:
+    pb_learning_rate: float = option(0.01, "PB learning rate (training and recognition)", 0, 1e3, low_open=True)
+    p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1)
+    double_shared_updates: bool = option(
+        False, "as the thesis's code: a variable A and B share (the hard-bound PB table; every weight under "
+        "--autoencode) gets two LazyAdam updates per step", legacy=False)
+    pb_prior: float = option(0.0, "Gaussian prior on PBs: adds pb_prior * ||p||^2 / 2 to each sentence's loss "
+                                  "in training and in recognition (MAP recognition)", 0, 1e6, legacy=0.0)
+    refine_gradient: str = option("full", "--amortize: full (differentiate through the refinement steps) or "
+                                          "stop (treat each step's gradient as a constant: cheaper)",
+                                  choices=("full", "stop"), legacy="full", only=AMORTIZED)
+    encoder_binding: float = option(0.0, "--amortize=encoder: beta of beta * ||E_A(a) - E_B(b)||^2 / 2, which "
+                                         "trains B's encoder for B->A translation", 0, 1e9, legacy=0.0,
+                                   only=("amortize", ("encoder",)))
+    p0_loss: float = option(0.0, "--amortize: weight of B's loss from the unrefined proposal, L_B(b | p0)", 0, 1e6,
+                            legacy=0.0, only=AMORTIZED)
+    self_loss: float = option(
+        1.0, "--amortize, parallel pairs: weight of each language model's loss of its own sentence from the PB "
+        "refined on it (A's of the source; with --both_directions also B's of the target); 0: a language model "
+        "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0,
+        only=AMORTIZED)
+    both_directions: bool = option(
+        False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
+        "A), so that one model translates both ways", legacy=False, only=AMORTIZED)
+
+
+@dataclasses.dataclass(frozen=True)
+class InferenceOptions:
+    max_recog_epochs: int = option(100, "recognition iteration cap", 1, 1e6)
+    recog_stop: str = option("early", "recognition stopping: early (epsilon/patience), fixed, grad_norm",
+                             choices=("early", "fixed", "grad_norm"))
+    recog_patience: int = option(3, "early: iterations without improvement", 1, 1e6)
+    recog_epsilon: float = option(1e-4, "early: smallest improvement that counts", 0, 1e9)
+    recog_grad_threshold: float = option(1.0, "grad_norm: stop below this gradient L2 norm", 0, 1e9)
+    # Working directories from before --recog_clip clipped at --gradient_clip, as None still does.
+    recog_clip: typing.Optional[float] = option(
+        None, "clip each sentence's recognition gradient to this L2 norm (default: --gradient_clip)", 0, 1e9,
+        low_open=True, legacy=None)
+    refine_steps: int = option(0, "--amortize: refinement steps of the proposed PB (training uses the saved "
+                                  "value; a test may run others)", 0, 1000, legacy=0, only=AMORTIZED)

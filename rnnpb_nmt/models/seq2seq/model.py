@@ -1,0 +1,186 @@
+"""Encoder-decoder of LSTM, GRU or SRN layers, with or without attention (McCoy et al. 2018).
+
+Without attention (the default, Sutskever et al. 2014) the decoder starts from the encoder's
+final states and sees the source only through them. With ``--attention=location|content`` it
+also starts from them, and at each step the previous word's embedding and the previous top
+decoder state weigh the encoder outputs (``rnnpb_nmt.layers.attention``); their weighted sum joins the
+previous word as the input of the decoder's first layer (the paper's eq. 2).
+
+Two options make it the soft-attention baseline of Aharoni & Goldberg 2017 ("our implementation
+of the global (soft) attention model presented by Luong et al. (2015)", over the bi-LSTM encoder
+both their models share): ``--bidirectional`` encodes with forward and backward stacks
+(``rnnpb_nmt.layers.bilstm``; outputs 2 * units wide; the decoder starts from the forward stack's final
+states, as it starts from the encoder's without it), and ``--attention_style=luong`` attends
+*after* the decoder step: the new top state h_t weighs the encoder outputs (the same weighing
+layers, with h_t as the query), and tanh(W_c [h_t; context]) is the output the word is predicted
+from; the decoder's input is the previous word alone (Luong's input feeding is not used, nor by
+the authors' code).
+"""
+
+import functools
+
+import tensorflow as tf
+
+from rnnpb_nmt.layers.attention import ContentAttention, LocationAttention
+from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
+from rnnpb_nmt.layers.recurrent import StackedRNN
+from rnnpb_nmt.models.losses import decoder_inputs, token_mask
+from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
+from rnnpb_nmt.registry import register_model
+
+
+@register_model("encdec")
+class EncoderDecoder(TeacherForcedModel):
+    """Encoder and decoder of equal size; every encoder layer's final state initialises the decoder's."""
+
+    def __init__(self, config, vocab1, vocab2):
+        super().__init__(config, vocab1, vocab2)
+        p = config.model
+        self.src_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size, name="src_embedding")
+        self.tgt_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size, name="tgt_embedding")
+        encoder = BidirectionalLSTM if p.bidirectional else StackedRNN
+        self.encoder = encoder(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="encoder")
+        self.decoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="decoder")
+        self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
+        context = p.units * (2 if p.bidirectional else 1)  # the width of an encoder output
+        self.luong = self.attentive and p.attention_style == "luong"
+        self.decoder_input_size = p.embedding_size + (context if self.attentive and not self.luong else 0)
+        # Build every weight now, so that checkpoints restore before the first call (in the order
+        # of the models before attention, so that their initial weights stay the same).
+        self.encode(tf.constant([[3]]))
+        self.tgt_embedding.build([None])
+        self.decoder.build([None, self.decoder_input_size])
+        self.output_layer.build([None, p.units])
+        if self.attentive:
+            self.attention = (LocationAttention(p.attention_positions, name="attention") if p.attention == "location"
+                              else ContentAttention(p.units, name="attention"))
+            self.attention.build_for(p.units if self.luong else p.embedding_size + p.units, context)
+        if self.luong:  # Luong et al.'s W_c: the attentional state from the decoder state and the context
+            self.attentional = tf.keras.layers.Dense(p.units, activation="tanh", use_bias=False, name="attentional")
+            self.attentional.build([None, p.units + context])
+
+    @property
+    def attentive(self):
+        """Whether the decoder attends to the encoder outputs (--attention other than none)."""
+        return self.config.model.attention != "none"
+
+    def _run_encoder(self, src, rng=None):
+        """(outputs (B, S, units), final state per layer, source mask (B, S)).
+
+        With ``reverse_source`` the words are reversed, keeping ``<end>`` last, and padding stays
+        at the end, so the mask keeps it from touching the states and from being attended to.
+        """
+        mask = token_mask(src)
+        lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
+        if self.config.model.reverse_source:
+            src = tf.reverse_sequence(src, lengths - 1, seq_axis=1, batch_axis=0)
+        if self.config.model.bidirectional:
+            outputs, states = self.encoder(self.src_embedding(src), lengths, rng=rng, return_state=True)
+        else:
+            outputs, states = self.encoder(self.src_embedding(src), mask=mask, rng=rng)
+        return outputs, states, mask
+
+    def encode(self, src, rng=None):
+        """Final state of each encoder layer after the last real token of each sentence."""
+        return self._run_encoder(src, rng)[1]
+
+    def _start(self, src, rng=None):
+        """The decoder's initial state: the encoder's final states (and, with attention, the
+        memory of the encoder outputs every step attends to)."""
+        if not self.attentive:
+            return self.encode(src, rng)
+        outputs, states, mask = self._run_encoder(src, rng)
+        return states, self.attention.memory(outputs, mask)
+
+    def _attentive_step(self, embedded, state, dropout_masks=None):
+        """One decoder step with attention: (what the word is predicted from, new state)."""
+        states, memory = state
+        if self.luong:
+            output, states = self.decoder.step(embedded, states, dropout_masks=dropout_masks)
+            return self._attentional(output, memory), (states, memory)
+        context, _ = self.attention(tf.concat([embedded, states[-1][0]], axis=-1), memory)
+        output, states = self.decoder.step(tf.concat([embedded, context], axis=-1), states, dropout_masks=dropout_masks)
+        return output, (states, memory)
+
+    def _attentional(self, output, memory):
+        """Luong et al.'s attentional state tanh(W_c [h_t; context]) of top decoder outputs (N, units)."""
+        context, _ = self.attention(output, memory)
+        return self.attentional(tf.concat([output, context], axis=-1))
+
+    def _luong_outputs(self, embedded, state, rng):
+        """Teacher forcing with Luong attention: the decoder's input is the previous word alone, so
+        it runs over the whole targets at once; then each step attends with its top output."""
+        states, memory = state
+        outputs, _ = self.decoder(embedded, initial_state=states, rng=rng)
+        attentional = tf.map_fn(lambda h: self._attentional(h, memory), tf.transpose(outputs, [1, 0, 2]))
+        return tf.transpose(attentional, [1, 0, 2])
+
+    def _attentive_outputs(self, embedded, state, rng):
+        """Teacher forcing with (Bahdanau) attention: the decoder steps one by one (each step's
+        context depends on the previous state), with one dropout mask per sentence as without
+        attention."""
+        states, memory = state
+        batch = tf.shape(embedded)[0]
+        masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
+
+        def body(carry, x):
+            output, (states, _) = self._attentive_step(x, (carry[1], memory), masks)
+            return output, states
+
+        outputs, _ = tf.scan(body, tf.transpose(embedded, [1, 0, 2]),
+                             initializer=(tf.zeros([batch, self.config.model.units]), states))
+        return tf.transpose(outputs, [1, 0, 2])
+
+    def _free_running_logits(self, src, tgt, rng):
+        """Training without teacher forcing: each step reads the embedding of the word the decoder
+        itself predicted (greedily) at the step before, as McCoy et al.'s code trained on half of its
+        batches; each step's prediction is still scored against the target's word there."""
+        start = self._start(src, rng)
+        states, memory = start if self.attentive else (start, None)
+        batch = tf.shape(tgt)[0]
+        masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
+
+        def body(carry, _):
+            # The attention memory stays out of the carry: tf.scan would stack a copy per step.
+            _, tokens, states = carry
+            logits, state = self._word_step(tokens, (states, memory) if self.attentive else states, masks)
+            return logits, tf.argmax(logits, axis=-1, output_type=tokens.dtype), state[0] if self.attentive else state
+
+        first = decoder_inputs(tgt)[:, 0]  # <start>
+        logits, _, _ = tf.scan(body, tf.transpose(tgt), initializer=(
+            tf.zeros([batch, len(self.vocab2)]), first, states))
+        return tf.transpose(logits, [1, 0, 2])
+
+    def _target_logits(self, src, tgt, rng=None):
+        """Teacher-forced, but in training with ``--teacher_forcing`` below 1 only on that share
+        of the batches, the others free-running."""
+        teacher_forced = functools.partial(super()._target_logits, src, tgt, rng)
+        forcing = self.config.training.teacher_forcing
+        if rng is not None and forcing < 1:  # training: a coin per batch, from the epoch's generator
+            return tf.cond(rng.uniform([]) < forcing, teacher_forced, lambda: self._free_running_logits(src, tgt, rng))
+        return teacher_forced()
+
+    def teacher_forced_logits(self, src, previous, rng=None):
+        embedded = self.tgt_embedding(previous)
+        if self.attentive:
+            teacher_forced = self._luong_outputs if self.luong else self._attentive_outputs
+            outputs = teacher_forced(embedded, self._start(src, rng), rng)
+        else:
+            outputs, _ = self.decoder(embedded, initial_state=self._start(src, rng), rng=rng)
+        return self.output_layer(outputs)
+
+    def decoder_start(self, src, reverse):
+        return self._start(src)
+
+    def decoder_step(self, tokens, state, reverse):
+        return self._word_step(tokens, state)
+
+    def _word_step(self, tokens, state, dropout_masks=None):
+        """One decoder step from the previous words (N,): (logits (N, V), new state); the search's
+        step, and with ``dropout_masks`` training's without teacher forcing."""
+        embedded = self.tgt_embedding(tokens)
+        if self.attentive:
+            output, state = self._attentive_step(embedded, state, dropout_masks)
+        else:
+            output, state = self.decoder.step(embedded, state, dropout_masks=dropout_masks)
+        return self.output_layer(output), state

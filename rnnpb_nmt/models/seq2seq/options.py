@@ -1,0 +1,42 @@
+"""The sequence-to-sequence family's options (``--model=encdec``): recurrent unit, attention,
+source reversal, teacher forcing.
+What an options module holds: ``rnnpb_nmt.options``."""
+
+import dataclasses
+
+from rnnpb_nmt.options import option
+
+ORDER = 2
+READS = {"encdec": ("num_layers", "dropout")}
+ENCDEC = ("model", ("encdec",))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelOptions:
+    reverse_source: bool = option(False, "reverse encoder input", only=ENCDEC)
+    # The seq-to-seq model's (encdec) recurrent unit and attention (McCoy et al. 2018); older runs
+    # are LSTMs without attention.
+    cell: str = option("lstm", "encdec: recurrent unit of encoder and decoder: lstm, gru, srn (Elman)",
+                       choices=("lstm", "gru", "srn"), legacy="lstm", only=ENCDEC)
+    attention: str = option("none", "encdec: attention over the encoder outputs: none (the decoder starts from the "
+                            "encoder's final states only), location (weights from the decoder state over source "
+                            "positions), content (weights from the decoder state and each encoder output)",
+                            choices=("none", "location", "content"), legacy="none", only=ENCDEC)
+    attention_style: str = option(
+        "bahdanau", "encdec with attention: bahdanau (the previous word and decoder state weigh the encoder outputs; "
+        "their sum joins the decoder's input: McCoy et al.) or luong (the new top decoder state weighs them; "
+        "tanh(W [state; sum]) is the output: Luong et al. 2015's global attention, Aharoni & Goldberg's soft model)",
+        choices=("bahdanau", "luong"), legacy="bahdanau", only=("attention", ("location", "content")))
+    bidirectional: bool = option(False, "encdec: a bidirectional encoder (forward and backward stacks; the decoder "
+                                        "starts from the forward one's final states)", legacy=False, only=ENCDEC)
+    attention_positions: int = option(64, "--attention=location: source positions (words + <end>) it can weigh; "
+                                      "later positions get no weight", 1, 1e5, legacy=64,
+                                      only=("attention", ("location",)))
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingOptions:
+    teacher_forcing: float = option(
+        1.0, "--model=encdec: the probability that a training batch's decoder reads the target's previous words; "
+        "otherwise it reads its own previous greedy predictions (McCoy et al.'s code: 0.5)", 0, 1, legacy=1.0,
+        only=ENCDEC)

@@ -1,0 +1,94 @@
+"""Character alignment of a lemma and its form, and the step/write oracle derived from it.
+
+Aharoni & Goldberg train the hard-attention decoder on action sequences read off a character
+alignment of each training pair (their §2.2). Their aligner is the Chinese-restaurant-process
+aligner of Sudoh et al. (2013) as shipped with the SIGMORPHON 2016 baseline, a corpus-level
+sampler. This module uses a simpler, deterministic alternative: a minimum-edit-distance
+(Levenshtein) alignment of each pair alone, with ties broken so that
+
+- within a gap, deletions come before insertions: the characters that replace a deleted stretch
+  are written while the pointer is on it (``flog -> fliege``: ``ie`` written at ``o``), and
+- insertions go as late as possible: a suffix is written after the last input character, not
+  spread between the stem's characters.
+
+With these ties the paper's two worked examples (its Figure 3) come out as in the paper.
+
+The oracle (paper §2.2): the pointer starts on a begin-of-word position (0) before the first
+character; for each alignment column, a column with an input character first moves the pointer
+onto it (``STEP``), and a column with an output character then writes it. After the last column
+the pointer is on the last character (position ``len(lemma)``); it never moves back or further.
+"""
+
+from rnnpb_nmt.data.symbols import STEP
+from rnnpb_nmt.metrics import paired
+
+
+def _distances(source, target):
+    """The edit-distance table: d[i][j] between source[:i] and target[:j] (unit costs)."""
+    d = [[j for j in range(len(target) + 1)]]
+    for i, a in enumerate(source, start=1):
+        row = [i]
+        for j, b in enumerate(target, start=1):
+            row.append(min(d[i - 1][j] + 1, row[j - 1] + 1, d[i - 1][j - 1] + (a != b)))
+        d.append(row)
+    return d
+
+
+def levenshtein(source, target):
+    """The edit distance of two sequences (insertions, deletions and substitutions cost 1)."""
+    return _distances(source, target)[-1][-1]
+
+
+def mean_levenshtein(predictions, targets):
+    """The mean edit distance of each prediction to its target: the SIGMORPHON shared task's
+    figure beside exact-match accuracy (``coarse_accuracy``)."""
+    pairs = paired(predictions, targets)
+    return sum(levenshtein(p, t) for p, t in pairs) / len(pairs)
+
+
+def align(source, target):
+    """A minimum-cost alignment: a list of (input char or None, output char or None) columns,
+    in order, with the tie-breaking of the module docstring."""
+    d = _distances(source, target)
+    i, j, columns = len(source), len(target), []
+    while i or j:
+        # Walking backwards, an insertion taken first ends up last: preferring it puts
+        # insertions as late as possible, and after the deletions of the same gap.
+        if j and d[i][j] == d[i][j - 1] + 1:
+            columns.append((None, target[j - 1]))
+            j -= 1
+        elif i and j and d[i][j] == d[i - 1][j - 1] + (source[i - 1] != target[j - 1]):
+            columns.append((source[i - 1], target[j - 1]))
+            i, j = i - 1, j - 1
+        else:
+            columns.append((source[i - 1], None))
+            i -= 1
+    return columns[::-1]
+
+
+def oracle_actions(source, target):
+    """The action sequence that writes ``target`` from ``source``: output characters and STEPs."""
+    actions = []
+    for read, write in align(source, target):
+        if read is not None:
+            actions.append(STEP)
+        if write is not None:
+            actions.append(write)
+    return actions
+
+
+def replay(source, actions):
+    """Run actions on ``source``: (the characters written, the pointer before each action and after the last).
+
+    A STEP past the last character is an error: the oracle and the decoder never make one.
+    """
+    pointer, written, pointers = 0, [], []
+    for action in actions:
+        pointers.append(pointer)
+        if action == STEP:
+            if pointer == len(source):
+                raise ValueError(f"a step past the last character of {source!r}")
+            pointer += 1
+        else:
+            written.append(action)
+    return written, pointers + [pointer]

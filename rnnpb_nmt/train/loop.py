@@ -1,0 +1,163 @@
+"""A training run: epochs, dev perplexity, early stopping, checkpoints and statistics."""
+
+import json
+import math
+import os
+import time
+
+from rnnpb_nmt.data.files import write_json
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer.translator import Translator
+from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.train.checkpoints import RunCheckpoints
+from rnnpb_nmt.train.stats import EpochRecord, RunStatistics
+from rnnpb_nmt.train.summaries import Summaries
+
+STATS = "training_stats.json"
+
+
+def load_stats(working_dir):
+    """training_stats.json of a working directory (RunStatistics), or None before the first epoch ended."""
+    path = os.path.join(working_dir, STATS)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return RunStatistics.from_json(json.load(f))
+    except ValueError as e:  # also undecodable bytes, and JSON that is not a run's statistics
+        raise UserError(f"{path}: corrupted ({e})") from None
+
+
+def is_finished(stats, config):
+    """Whether a run (its RunStatistics, or None) stopped early or reached --max_epochs (then it is not resumed)."""
+    t = config.training
+    return stats is not None and (stats.waited >= t.early_stopping_steps or len(stats.epochs) >= t.max_epochs)
+
+
+def train(trainer, corpus, working_dir, task=None, log=print):
+    """Train until the dev measure has not improved for ``early_stopping_steps`` epochs.
+
+    The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ...; an epoch
+    without a measurement counts as one without improvement, as in the thesis's code (which
+    measured every second epoch, and for a recognising model that is most of an epoch's time).
+    With --early_stopping_metric=score the measured epochs also translate the dev set, and the
+    ``task``'s score of it (``dev_score``) decides instead: a model can reach its best outputs
+    before its best perplexity (McCoy et al. stopped question formation on dev accuracy).
+
+    After every epoch the whole training state (weights, PB tables, optimiser slots, early-stopping
+    state) is checkpointed under ``<working_dir>/state``, and ``training_stats.json`` names that
+    checkpoint; a run stopped at any point resumes from the last finished epoch when called again
+    on the same working directory. The best dev epoch's weights go to ``<working_dir>/best`` and
+    are the model's weights when this returns. Returns the run's RunStatistics.
+
+    Every epoch's statistics also go to TensorBoard (``<working_dir>/logs``); with
+    --monitor_every N, every Nth epoch adds the BLEU of the first --monitor_sentences dev
+    sentences, so that a model that learns perplexity but not translation shows before the end.
+    """
+    model, t = trainer.model, trainer.config
+    checkpoints = RunCheckpoints(working_dir, model, trainer.optimizers)
+    translator = Translator(model)
+    stats = load_stats(working_dir)
+    if stats is not None and stats.state_checkpoint:
+        checkpoints.restore_state(stats.state_checkpoint)
+        log(f"resuming {working_dir} after epoch {len(stats.epochs)}")
+    else:
+        stats = RunStatistics()
+    scorer = (lambda: dev_score(translator, task, corpus)) if t.early_stopping_metric == "score" else None
+    summaries = Summaries(working_dir)
+    for epoch in range(len(stats.epochs) + 1, t.max_epochs + 1):
+        measured = (epoch - 1) % t.dev_every == 0
+        record = epoch_row(trainer, translator, corpus, epoch, checkpoints.best_dir, measured, scorer)
+        improved = measured and improves(record, stats, t.early_stopping_metric)
+        stats = stats.after_epoch(record, improved)
+        save_epoch(checkpoints, stats, working_dir, improved)
+        summaries.write_epoch(record)
+        log(epoch_line(record, improved))
+        if stats.waited >= t.early_stopping_steps:
+            log(f"early stopping: no dev improvement for {stats.waited} epochs")
+            break
+    checkpoints.restore_best()
+    log(f"best epoch {stats.best_epoch} (dev perplexity {stats.best_dev_perplexity:.4f}), "
+        f"{stats.total_seconds:.0f}s of training in all")
+    return stats
+
+
+# --early_stopping_metric -> (the epoch row's measure it compares, whether larger is better)
+DEV_MEASURES = {"perplexity": ("dev_perplexity", False), "score": ("dev_score", True)}
+
+
+def improves(row, stats, metric):
+    """Whether a measured epoch's ``row`` beats the best epoch of ``stats`` by ``metric``; a tie
+    does not, so that the first epoch to reach a score stays the best (the one trained least).
+    Both are read by training_stats.json's keys, which name the measures (an EpochRecord and
+    RunStatistics, or the file's objects)."""
+    key, larger = DEV_MEASURES[metric]
+    if stats["best_epoch"] is None:
+        best = -math.inf if larger else math.inf
+    else:
+        best = stats["epochs"][stats["best_epoch"] - 1][key]
+    return row[key] > best if larger else row[key] < best
+
+
+def dev_score(translator, task, corpus):
+    """The ``task``'s score (its ``dev_metric``) of the dev set translated with --beam_size. The
+    references are read through the target vocabulary: for translation, their out-of-vocabulary
+    words count as ``<unk>`` (the other tasks refuse such words in training data)."""
+    model = translator.model
+    outputs, _ = translator.translate_ids(corpus.dev_src)
+    sources, hypotheses, references = ([vocab.decode(ids) for ids in side] for vocab, side in (
+        (model.vocab1, corpus.dev_src), (model.vocab2, outputs), (model.vocab2, corpus.dev_tgt)))
+    return task.score(sources, hypotheses, references, model.config.data.lang2)[task.dev_metric]
+
+
+def save_epoch(checkpoints, stats, working_dir, improved):
+    """Save the epoch just trained (the last record of ``stats``): its weights as the best if
+    ``improved``, its whole state, then the statistics naming that state.
+
+    In that order, a save that fails (a full disk) leaves training_stats.json naming the previous
+    epoch's complete state, which ``state/`` keeps beside the next; so it stops with a UserError
+    naming the file, and the same command resumes after the previous epoch.
+    """
+    epoch = stats.epochs[-1].epoch
+    try:
+        if improved:
+            checkpoints.save_best(epoch)
+        write_json(os.path.join(working_dir, STATS), stats.saved_as(checkpoints.save_state(epoch)).to_json())
+    except UserError as e:
+        raise UserError(f"{e}; epoch {epoch} was not saved: run the same command again, once the file can be "
+                        f"written, to resume after epoch {epoch - 1}") from None
+
+
+def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, scorer=None):
+    """Train one epoch, then (if ``measure_dev``) measure the dev perplexity, and with a
+    ``scorer`` the dev score; the epoch's EpochRecord, which has neither without it. Its
+    ``seconds`` are the training's and the dev measurement's (not --monitor_every's BLEU)."""
+    started = time.time()
+    trained = trainer.train_epoch(corpus, epoch, best_dir)
+    dev_perplexity = translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt) if measure_dev else None
+    score = scorer() if measure_dev and scorer else None
+    seconds = time.time() - started
+    model_scalars = translator.model.summary_scalars()
+    t = trainer.config
+    monitored = t.monitor_every and epoch % t.monitor_every == 0
+    return EpochRecord.of(epoch, trained, seconds, dev_perplexity=dev_perplexity, dev_score=score,
+                          model_scalars=model_scalars,
+                          dev_bleu=dev_bleu(translator, corpus, t.monitor_sentences) if monitored else None)
+
+
+def epoch_line(record, improved):
+    """The line an epoch logs."""
+    monitored = f"  dev BLEU {record.dev_bleu:.2f}" if record.dev_bleu is not None else ""
+    monitored += f"  dev score {record.dev_score:.4f}" if record.dev_score is not None else ""
+    dev = f"{record.dev_perplexity:.4f}" if record.dev_perplexity is not None else "not measured"
+    return (f"epoch {record.epoch}: train ppl {record.train_perplexity:.4f}  dev ppl {dev}{monitored}  "
+            f"{record.seconds:.1f}s{'  (best)' if improved else ''}")
+
+
+def dev_bleu(translator, corpus, sentences):
+    """BLEU of the first ``sentences`` dev translations, for monitoring only: the references are
+    read through the target vocabulary, so their out-of-vocabulary words count as ``<unk>``."""
+    sources, references = corpus.dev_src[:sentences], corpus.dev_tgt[:sentences]
+    outputs, _ = translator.translate_ids(sources)
+    vocab = translator.model.vocab2
+    return bleu([" ".join(vocab.decode(o)) for o in outputs], [" ".join(vocab.decode(r)) for r in references])

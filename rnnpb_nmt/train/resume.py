@@ -1,0 +1,132 @@
+"""--do_training: a new run, the unfinished run of --working_dir resumed, or that run set aside
+(--start_over); which of them, and with which configuration, is decided here.
+
+A run resumes by the command that started it, or by ``--do_training --working_dir=DIR`` alone (its
+saved settings fill in every flag not given); the flags given must be the saved ones, but for a
+larger --max_epochs and the run-time options hparams.json does not keep. A finished run is not
+trained further, and nothing of an existing run is changed by a command that is refused.
+"""
+
+import contextlib
+
+import tensorflow as tf
+
+from rnnpb_nmt import config as config_lib
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import interrupts, loop
+from rnnpb_nmt.train.step import Trainer
+from rnnpb_nmt.train.workdir import WorkingDir
+
+
+def train(models, tasks, given, working_dir, start_over=False, distribute="none"):
+    """Train a new model into ``working_dir``, or resume its unfinished run of the same configuration.
+
+    ``given``: the flags given (flat names); ``models``, ``tasks``: the registered classes by name;
+    ``distribute``: the --distribute strategy.
+    """
+    home = WorkingDir(working_dir)
+    if not start_over:
+        given = with_saved_settings(home, models, tasks, given)
+    config = Config.from_flat(given)
+    task = tasks[config.data.task](config)
+    for name in task.required_files:
+        if not given.get(name):
+            raise UserError(f"--do_training needs --{name}")
+    if config.model.model not in models:
+        raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(models)})")
+    strategy = _strategy(distribute)  # first: a multi-worker strategy must precede other TF work
+    run = home.for_worker(strategy)
+    # Locked before anything is read (what with_saved_settings peeked at is checked again), written
+    # or moved; a directory that --start_over renames away takes its held lock along, and the new
+    # one is locked too before it is written.
+    with contextlib.ExitStack() as locks:
+        locks.enter_context(run.locked())
+        start_over = start_over and run.is_trained()
+        resuming = run.is_trained() and not start_over
+        config = resumed_config(run, models, config, given) if resuming else _new_config(config, given)
+        corpus = task.load_corpus(given, config, run.load_vocabularies() if resuming else None)
+        config = config.replace(**task.derived(given, corpus))
+        if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
+            print(f"--start_over: the previous run is now {run.set_aside()}")
+            locks.enter_context(run.locked())
+        tf.keras.utils.set_random_seed(config.training.seed)  # initialisation (epochs seed their own draws)
+        with strategy.scope():
+            model = models[config.model.model](config, corpus.vocab1, corpus.vocab2)
+            trainer = Trainer(model)
+        run.save_setup(config, corpus.vocab1, corpus.vocab2)
+        if not resuming:
+            print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {run}")
+        with interrupts.safe_points(), strategy.scope():
+            loop.train(trainer, corpus, run.path, task)
+
+
+def with_saved_settings(run, models, tasks, given):
+    """``given``, completed by the saved settings of the run in ``run`` when it holds one and none of
+    the training files its task requires is given: ``--do_training --working_dir=DIR`` continues
+    DIR's run without every flag typed again. Read before the lock is taken: under it,
+    ``resumed_config`` checks the flags against hparams.json again, whoever changed it meanwhile."""
+    if not run.is_trained():
+        return given
+    saved = run.load_config(models)
+    task = tasks.get(saved.data.task)
+    if task is None or any(given.get(name) for name in task.required_files):
+        return given
+    flags = {f.name for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
+             if f.metadata["flag"]}
+    return {**{k: v for k, v in saved.to_flat().items() if k in flags and v is not None}, **given}
+
+
+def resumed_config(run, models, config, given):
+    """The configuration an unfinished run resumes with: the saved one, with the --max_epochs of
+    ``config`` and the run-time options among the flags ``given``; a UserError if it does not
+    continue that run (``check_resumable``)."""
+    return check_resumable(run.path, models, config, given).replace(
+        max_epochs=config.training.max_epochs, **_unsaved(given))
+
+
+def _new_config(config, given):
+    config_lib.check_applicable(given, config)
+    return config
+
+
+def check_resumable(working_dir, models, config, given):
+    """The saved configuration of an unfinished run in ``working_dir`` that ``config`` (of the flags
+    ``given``) continues; else a UserError.
+
+    Only --max_epochs may differ, to let a run that reached it go on longer. The translation and
+    recognition flags count too: the dev perplexity, and so early stopping, depends on them. A
+    field the run does not read (``config.applies``) does not count, and may be given as saved: a
+    run trained before such flags were refused (a model given another family's flag) resumes by the
+    command that started it, and by that command without the flag.
+    """
+    run = WorkingDir(working_dir)
+    saved = run.load_config(models)
+    if run.is_finished(saved.replace(max_epochs=config.training.max_epochs)):
+        raise UserError(f"--working_dir={working_dir} already holds a trained model; "
+                        "choose a new directory, or add --start_over (nothing was changed)")
+    derived = {f.name for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
+               if not f.metadata["flag"]}
+    was, now = saved.to_flat(), config.to_flat()
+    config_lib.check_applicable({k: v for k, v in given.items() if k not in was or was[k] != v}, config)
+    differ = [f"--{k} (was {was[k]!r}, now {now[k]!r})" for k in was
+              if k not in derived and k != "max_epochs" and was[k] != now[k] and config_lib.applies(k, saved)]
+    if differ:
+        raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "
+                        f"{', '.join(differ)}; use those flags to resume it, a new directory, or --start_over")
+    return saved
+
+
+def _unsaved(given):
+    """The run-time options among the flags given (not kept in hparams.json)."""
+    return {f.name: given[f.name] for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
+            if not f.metadata["saved"] and f.name in given}
+
+
+def _strategy(name):
+    """The tf.distribute strategy of --distribute."""
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy()
+    if name == "multiworker":
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    return tf.distribute.get_strategy()

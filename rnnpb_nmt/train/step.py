@@ -1,0 +1,169 @@
+"""The Trainer: optimisers, the (distributed) training step, data order and training noise.
+
+A model exposes its losses and variable groups; the Trainer builds its batches, draws its noise,
+and updates its variables. Everything here is the same for every model, on one device or on the
+replicas of a ``tf.distribute`` strategy (the one current when the Trainer is made).
+"""
+
+import itertools
+import time
+import zlib
+
+import numpy as np
+import tensorflow as tf
+
+from rnnpb_nmt import tf_stack, progress
+from rnnpb_nmt.data.dataset import make_dataset
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import interrupts
+from rnnpb_nmt.train.curriculum import curriculum_indices
+from rnnpb_nmt.train.stats import EpochTotals, StepResult
+
+
+def make_optimizer(name, learning_rate, variables):
+    """The ``--optimizer`` of one variable group, its slots made now (outside any compiled step):
+    LazyAdam as the thesis; plain SGD, whose updates are the learning rate times the (clipped)
+    gradient, as in McCoy et al.'s code; or RMSProp (Tieleman and Hinton's: a running mean of
+    squared gradients with decay 0.9, no momentum), as Grefenstette et al. trained the memory LSTMs."""
+    if name == "adam":
+        return tf_stack.lazy_adam(learning_rate, variables)
+    if name == "rmsprop":
+        optimizer = tf.keras.optimizers.legacy.RMSprop(learning_rate=learning_rate, rho=0.9, momentum=0.0)
+    else:
+        optimizer = tf.keras.optimizers.legacy.SGD(learning_rate=learning_rate)
+    optimizer._create_all_weights(variables)
+    return optimizer
+
+
+class Trainer:
+    """Trains ``model`` with one optimiser per variable group (``model.variable_groups()``)."""
+
+    def __init__(self, model):
+        self.model, self.config = model, model.config.training
+        self.strategy = tf.distribute.get_strategy()
+        with self.strategy.scope():  # a mirrored generator: each replica draws its own stream
+            self.rng = tf.random.Generator.from_seed(self.config.seed)
+        self._optimizers = None
+        self._steps, self._batch_specs = {}, {}
+
+    @property
+    def optimizers(self):
+        """One optimiser per variable group; made on first use, in the strategy's scope."""
+        if self._optimizers is None:
+            with self.strategy.scope():
+                self._optimizers = [make_optimizer(self.config.optimizer, lr, vs)
+                                    for _, vs, lr in self.model.variable_groups()]
+        return self._optimizers
+
+    # ----- data order and noise -------------------------------------------------------------------
+    def start_epoch(self, epoch):
+        """Restart the training noise from (--seed, epoch).
+
+        An epoch then draws the same dropout masks and PB noise whether or not training was
+        interrupted before it, so a resumed run is the uninterrupted one; under a tf.distribute
+        strategy each replica draws its own stream from this state.
+        """
+        key = np.random.SeedSequence([self.config.seed, epoch]).generate_state(1, np.uint64)[0]
+        self.rng.reset_from_key_counter(int(key), [0, 0])
+
+    def dataset(self, kind, src, tgt=None, epoch=0, cycle=0, keep=None):
+        """One pass over training data of batch kind ``kind`` (the sentences numbered ``keep``, or
+        all), distributed over the replicas.
+
+        The order is a permutation fixed by --seed, ``epoch``, ``cycle`` (the pass within the
+        epoch, for data that is cycled) and ``kind``.
+        """
+        seed = [self.config.seed, epoch, cycle, zlib.crc32(kind.encode())]
+        keep = np.arange(len(src)) if keep is None else np.asarray(keep)
+        order = np.random.default_rng(seed).permutation(keep).astype(np.int32)
+        ds = self.strategy.experimental_distribute_dataset(
+            make_dataset(src, tgt, batch_size=self.config.batch_size, order=order, bucket=True))
+        self._batch_specs.setdefault(kind, ds.element_spec)
+        return ds
+
+    def epoch_batches(self, corpus, epoch, rng):
+        """(kind, batch) pairs of training epoch ``epoch``: shuffled parallel batches (of the pairs the
+        length curriculum, if any, keeps for this epoch), among which
+        each draw is, with probability p_mono, a monolingual round instead (a batch of each of
+        the model's ``monolingual_kinds`` that has data): so before each parallel batch come a
+        geometric number of rounds, p_mono / (1 - p_mono) on average.
+
+        ``rng`` is the epoch's own random generator (seeded by --seed and the epoch), so that an
+        epoch's batches are the same whether or not training was interrupted before it.
+        Monolingual data is cycled through (a new order each pass) for as long as the epoch lasts.
+        """
+        p_mono = self.config.p_mono
+        monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
+                 if data and kind in self.model.monolingual_kinds]
+        mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
+        keep = curriculum_indices(corpus.train_src, epoch, self.config.curriculum_epochs)
+        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch, keep=keep):
+            while p_mono > 0 and monos and rng.random() < p_mono:
+                for kind, _ in monos:
+                    yield kind, next(mono_iterators[kind])
+            yield "parallel", batch
+
+    def _cycle(self, kind, data, epoch):
+        for cycle in itertools.count():
+            yield from self.dataset(kind, data, epoch=epoch, cycle=cycle)
+
+    # ----- the training step ----------------------------------------------------------------------
+    def _replica_step(self, batch, kind):
+        ctx = tf.distribute.get_replica_context()
+        # Losses are sums over sentences divided by the global batch, so that replicas' gradients
+        # add up to the single-device gradient.
+        global_batch = ctx.all_reduce("sum", tf.cast(tf.shape(batch["index"])[0], tf.float32))
+        groups = self.model.variable_groups()
+        variables = [v for _, vs, _ in groups for v in vs]
+        with tf.GradientTape() as tape:
+            per_sentence, extra, terms = self.model.sentence_losses(batch, kind, self.rng)
+            loss = tf.reduce_sum(per_sentence) / global_batch + extra
+        grads = tape.gradient(loss, variables)
+        start, norms = 0, {}
+        for (name, vs, _), optimizer in zip(groups, self.optimizers):
+            # A kind of batch may leave variables untouched (a monolingual batch, B's weights).
+            pairs = [(g, v) for g, v in zip(grads[start:start + len(vs)], vs) if g is not None]
+            start += len(vs)
+            if not pairs:
+                continue
+            summed = ctx.all_reduce("sum", [g for g, _ in pairs])
+            clipped, norm = tf.clip_by_global_norm(summed, self.config.gradient_clip)
+            optimizer.apply_gradients(zip(clipped, [v for _, v in pairs]), experimental_aggregate_gradients=False)
+            norms[f"grad_norm_{name}"] = norm
+        terms = {k: ctx.all_reduce("sum", tf.reduce_sum(v)) / global_batch for k, v in terms.items()}
+        return dict(terms, **norms, loss=ctx.all_reduce("sum", loss))
+
+    def train_step(self, batch, kind="parallel"):
+        """One optimisation step on a batch of ``self.dataset(kind, ...)``.
+
+        Returns scalar tensors by name (``StepResult.from_outputs`` reads them): the batch means of
+        the model's loss terms, ``loss`` and the gradient norm (before clipping) of each variable
+        group that the batch touched, ``grad_norm_<group>``.
+        """
+        if kind not in self._steps:
+            def step(b):
+                out = self.strategy.run(self._replica_step, args=(b, kind))
+                return self.strategy.experimental_local_results(out)[0]
+            self.optimizers  # noqa: B018 (creates the optimisers' slots before tracing)
+            # One trace for every batch shape: the signature of the dataset of this kind.
+            self._steps[kind] = tf.function(step, input_signature=[self._batch_specs[kind]])
+        return self._steps[kind](batch)
+
+    def train_epoch(self, corpus, epoch, best_dir):
+        """One pass over the training data and the model's end-of-epoch hook; its TrainedEpoch."""
+        started = time.time()
+        rng = np.random.default_rng([self.config.seed, epoch])
+        totals = EpochTotals()
+        self.start_epoch(epoch)
+        bar = progress.bar(None, stateful=["loss"])
+        for kind, batch in self.epoch_batches(corpus, epoch, rng):
+            interrupts.check()
+            step = StepResult.from_outputs(self.train_step(batch, kind))
+            if not step.finite:
+                raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
+                                f"step {totals.steps + 1}; the best weights so far are in {best_dir}")
+            totals.add(step)
+            bar.update(totals.steps, [("loss", step.loss)])
+        bar.update(totals.steps, finalize=True)
+        self.model.on_epoch_end(epoch, rng)
+        return totals.epoch(time.time() - started)

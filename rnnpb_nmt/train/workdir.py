@@ -1,0 +1,179 @@
+"""A working directory: what it holds, and how a run is saved to and loaded from it (``WorkingDir``).
+
+    hparams.json         every model hyperparameter and the data it was trained on
+    vocab1.txt vocab2.txt  source and target vocabularies, one word per line, id = line number
+    best/                TensorFlow checkpoint of the best dev epoch's weights (and PB tables)
+    state/               the last epoch's full training state (with optimiser slots), for resuming
+    training_stats.json  per-epoch train/dev perplexity, loss terms and seconds, early-stopping state
+    logs/                TensorBoard event files of training
+    test_trans.txt testing_stats.json   written by --do_testing
+    analysis/            written by --analyze
+    .lock                held by the training process (rnnpb_nmt/train/lock.py)
+
+``best/`` and ``state/`` are ``RunCheckpoints``'s, ``training_stats.json`` the training loop's
+(``rnnpb_nmt.train.loop``); the rest is named here. The module's functions are the ones the tests
+and run scripts call on a path.
+"""
+
+import contextlib
+import json
+import os
+
+from rnnpb_nmt.config import Config, check_applicable
+from rnnpb_nmt.data.files import write_json
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import lock, loop
+from rnnpb_nmt.train.checkpoints import RunCheckpoints
+
+
+class WorkingDir:
+    """One run's directory (``--working_dir``): its files, its lock, its saved configuration and
+    vocabularies, its statistics and its checkpoints."""
+
+    HPARAMS = "hparams.json"
+    VOCABULARIES = ("vocab1.txt", "vocab2.txt")
+
+    def __init__(self, path):
+        self.path = path
+
+    def __str__(self):
+        return self.path
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    def is_trained(self):
+        """Whether a run was set up here (hparams.json written), finished or not."""
+        return os.path.isfile(self.file(self.HPARAMS))
+
+    def for_worker(self, strategy):
+        """Where this process keeps its training run: this directory on the chief or a single process,
+        ``<working_dir>.worker-N`` on worker N of a multi-worker run. TensorFlow requires every worker
+        to save the checkpoints; they hold the same numbers, but two writers of one file corrupt it."""
+        resolver = getattr(strategy, "cluster_resolver", None)
+        if resolver is None or resolver.task_type in (None, "chief"):
+            return self
+        if resolver.task_type == "worker" and resolver.task_id == 0 and "chief" not in resolver.cluster_spec().as_dict():
+            return self
+        return WorkingDir(f"{os.path.normpath(self.path)}.{resolver.task_type}-{resolver.task_id}")
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Hold the directory's lock inside the ``with`` (``lock.exclusive``, which makes it if need be).
+        A failure inside that leaves a directory this made holding nothing but the lock file removes it
+        again: a start that fails (a missing training file, a flag the model refuses) leaves no empty
+        working directory behind. A directory that existed before is never removed."""
+        with lock.exclusive(self.path) as made:
+            try:
+                yield
+            except BaseException:
+                self._unmake(made)
+                raise
+
+    def _unmake(self, made):
+        """Remove the directories ``made`` for the lock (innermost first) while they hold nothing but it.
+        Quietly partial: another process may put a file there meanwhile, and the error that got here
+        is the one to report."""
+        with contextlib.suppress(OSError):
+            if made and os.listdir(self.path) == [lock.LOCK]:
+                os.remove(self.file(lock.LOCK))
+                for path in made:
+                    os.rmdir(path)
+
+    def set_aside(self):
+        """Rename the directory to ``<working_dir>.previous-N`` (the first free N) and return that
+        name: --start_over never deletes a run, it moves it out of the way."""
+        base = os.path.normpath(self.path)
+        n = 1
+        while os.path.exists(f"{base}.previous-{n}"):
+            n += 1
+        os.rename(base, f"{base}.previous-{n}")
+        return f"{base}.previous-{n}"
+
+    def save_setup(self, config, vocab1, vocab2):
+        """Write what is needed to rebuild the model: hyperparameters and vocabularies."""
+        os.makedirs(self.path, exist_ok=True)
+        for vocab, name in zip((vocab1, vocab2), self.VOCABULARIES):
+            vocab.save(self.file(name))
+        write_json(self.file(self.HPARAMS), config.to_flat())
+
+    def load_config(self, models):
+        """The ``Config`` of hparams.json (one from before a hyperparameter existed gets the value it
+        was trained with); ``models`` are the known --model names."""
+        path = self.file(self.HPARAMS)
+        if not os.path.isdir(self.path):
+            raise UserError(f"--working_dir={self.path}: no such directory")
+        if not os.path.isfile(path):
+            raise UserError(f"{path} missing: --working_dir holds no trained model (train with --do_training)")
+        try:
+            with open(path, encoding="utf-8") as f:
+                params = json.load(f)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise UserError(f"{path}: corrupted ({e})") from None
+        if not isinstance(params, dict) or "model" not in params:
+            raise UserError(f"{path}: corrupted (no model type)")
+        if params["model"] not in models:
+            raise UserError(f"{path}: corrupted (unknown model {params['model']!r})")
+        return Config.from_saved(params, path)
+
+    def load_vocabularies(self):
+        return tuple(Vocabulary.load(self.file(name)) for name in self.VOCABULARIES)
+
+    def is_finished(self, config):
+        """Whether the run's statistics say it stopped early or reached ``config``'s --max_epochs."""
+        return loop.is_finished(loop.load_stats(self.path), config)
+
+    def checkpoints(self, model, optimizers=()):
+        return RunCheckpoints(self.path, model, optimizers)
+
+    def load_model(self, models, overrides=None):
+        """Rebuild the model with its best weights.
+
+        ``models`` maps --model names to classes; ``overrides`` replaces inference-time settings
+        (beam size, recognition iterations, ...) given on the command line; one the model does not
+        read (``--refine_steps`` without ``--amortize``) is refused.
+        """
+        config = self.load_config(models).replace(**(overrides or {}))
+        check_applicable(overrides or {}, config)
+        model = models[config.model.model](config, *self.load_vocabularies())
+        self.checkpoints(model).restore_best()
+        return model
+
+
+def is_trained(working_dir):
+    return WorkingDir(working_dir).is_trained()
+
+
+def save_setup(working_dir, config, vocab1, vocab2):
+    WorkingDir(working_dir).save_setup(config, vocab1, vocab2)
+
+
+def load_config(working_dir, models):
+    return WorkingDir(working_dir).load_config(models)
+
+
+def load_model(working_dir, models, overrides=None):
+    return WorkingDir(working_dir).load_model(models, overrides)
+
+
+def load_ensemble(working_dirs, models, overrides=None):
+    """The models of an ensemble's members (``--ensemble``), each as ``load_model`` gives it.
+
+    Refused in one line naming the directory: one without a trained model, one named twice (it
+    would vote twice), members trained on different tasks (their outputs are not comparable).
+    Models and vocabularies may differ: each member reads and writes with its own.
+    """
+    members, seen = [WorkingDir(path) for path in working_dirs], set()
+    for member in members:
+        if not member.is_trained():
+            raise UserError(f"--ensemble: {member} holds no trained model (no {WorkingDir.HPARAMS})")
+        if os.path.realpath(member.path) in seen:
+            raise UserError(f"--ensemble: {member} is named twice (each member votes once)")
+        seen.add(os.path.realpath(member.path))
+    first, task = members[0], members[0].load_config(models).data.task
+    for member in members[1:]:
+        other = member.load_config(models).data.task
+        if other != task:
+            raise UserError(f"--ensemble: {member} was trained on --task={other}, {first} on --task={task}")
+    return [member.load_model(models, overrides) for member in members]
