@@ -7,6 +7,7 @@ module) and every task under ``rnnpb_nmt/tasks/`` (its ``task`` module), so that
 all it takes to add a model or a task (docs/extending.md).
 """
 
+import functools
 import importlib
 import importlib.util
 import pkgutil
@@ -49,6 +50,7 @@ def _discover(package, module):
             importlib.import_module(f"{package}.{info.name}.{module}")
 
 
+@functools.cache  # the folders do not change while a process runs; config reads this often
 def option_modules():
     """The ``options`` modules of every model family, then of every task, that has one: the
     families in their ``ORDER`` (then by name), the tasks by name. They import no TensorFlow."""
@@ -58,7 +60,7 @@ def option_modules():
         modules = [importlib.import_module(f"{package}.{info.name}.options") for info in pkgutil.iter_modules(root.__path__)
                    if info.ispkg and importlib.util.find_spec(f"{package}.{info.name}.options")]
         found += sorted(modules, key=lambda m: (getattr(m, "ORDER", len(modules)), m.__name__))
-    return found
+    return tuple(found)
 
 
 def models():
