@@ -12,6 +12,7 @@ VENV := .venv-$(PYVER)
 PYTHON := $(VENV)/bin/python
 DEMO := demo
 SENTENCE := "The old teacher sees a small dog ."
+RAW_SENTENCE := "The old teacher sees a small dog."
 
 .PHONY: demo test test-fast lint fuzz benchmark clean venv
 
@@ -42,9 +43,19 @@ lint: venv
 fuzz: venv
 	HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q tests/test_properties.py
 
-# A few minutes of training on the project's own synthetic en->de corpus, then BLEU and a query.
-# Re-running it replaces the demo's own working directories (and nothing else).
+# A few minutes of training on the project's own synthetic en->de corpus, then BLEU and a query:
+# first raw text to raw text (Moses + SentencePiece, prepared by the run), then the thesis's two
+# models on the tokenized corpus. Re-running it replaces the demo's own working directories.
 demo: venv
+	$(PYTHON) data/generate_demo.py --out $(DEMO)/raw --train 4000 --raw
+	rm -rf $(DEMO)/subword
+	$(PYTHON) nmt.py --do_training --model=encdec --attention=content --tokenize=moses \
+	  --subword=sentencepiece --subword_vocab=500 \
+	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=12 \
+	  --train_set1=$(DEMO)/raw/train.en --train_set2=$(DEMO)/raw/train.de \
+	  --dev_set1=$(DEMO)/raw/dev.en --dev_set2=$(DEMO)/raw/dev.de --working_dir=$(DEMO)/subword
+	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/raw/test.en --working_dir=$(DEMO)/subword
+	echo $(RAW_SENTENCE) | $(PYTHON) nmt.py translate --working_dir=$(DEMO)/subword --nbest=3
 	$(PYTHON) data/generate_demo.py --out $(DEMO)/data --train 4000
 	rm -rf $(DEMO)/encdec $(DEMO)/rnnpb
 	$(PYTHON) nmt.py --do_training --model=encdec --reverse_source \

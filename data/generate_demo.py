@@ -8,8 +8,8 @@ gender and case, and verb-final subordinate clauses. A few hundred word types, r
 
     python3 data/generate_demo.py --out demo/data --train 4000
 
-writes train/dev/test .en/.de files (tokenized like the thesis data, one sentence per line);
-dev and test sentences never occur in train.
+writes train/dev/test .en/.de files (tokenized like the thesis data, one sentence per line; with
+--raw untokenized, as a user's corpus comes); dev and test sentences never occur in train.
 """
 
 import argparse
@@ -133,12 +133,20 @@ def generate(num_train, num_dev, num_test, seed=1):
             "test": pairs[num_train + num_dev:]}
 
 
-def write(splits, out):
+def write(splits, out, raw=False):
+    """One file per split and language; ``raw``: untokenized text ("dog." rather than "dog ."), as
+    a user's corpus comes, for a run that prepares its own text (--tokenize=moses)."""
     os.makedirs(out, exist_ok=True)
     for name, pairs in splits.items():
         for side, lang in ((0, "en"), (1, "de")):
+            lines = [pair[side] for pair in pairs]
+            if raw:
+                from sacremoses import MosesDetokenizer
+
+                detokenizer = MosesDetokenizer(lang=lang)
+                lines = [detokenizer.detokenize(line.split()) for line in lines]
             with open(os.path.join(out, f"{name}.{lang}"), "w", encoding="utf-8") as f:
-                f.writelines(pair[side] + "\n" for pair in pairs)
+                f.writelines(line + "\n" for line in lines)
 
 
 def main():
@@ -148,8 +156,9 @@ def main():
     parser.add_argument("--dev", type=int, default=200)
     parser.add_argument("--test", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--raw", action="store_true", help="untokenized text (default: tokenized, as the thesis's data)")
     args = parser.parse_args()
-    write(generate(args.train, args.dev, args.test, args.seed), args.out)
+    write(generate(args.train, args.dev, args.test, args.seed), args.out, args.raw)
     print(f"wrote {args.train}/{args.dev}/{args.test} sentence pairs to {args.out}")
 
 

@@ -1,4 +1,4 @@
-"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query.
+"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query; and --translate.
 
 Flags keep the thesis's names so that its run scripts work unchanged. Unknown flags and invalid
 values are one-line errors naming the closest flag or value (exit status 2); a UserError or OSError
@@ -8,6 +8,7 @@ what --do_training does with a working directory is ``rnnpb_nmt.train.resume``'s
 
 import argparse
 import difflib
+import io
 import os
 import sys
 
@@ -16,7 +17,7 @@ import tensorflow as tf
 from rnnpb_nmt import config as config_lib, registry
 from rnnpb_nmt.data import files
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.infer import analysis, parallel, prediction
+from rnnpb_nmt.infer import analysis, parallel, prediction, streaming
 from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.infer.voting import VotingTranslator
 from rnnpb_nmt.train import interrupts, resume, workdir
@@ -97,7 +98,19 @@ def build_parser(model_names, task_names=None):
                       help="train a model into --working_dir, or continue the unfinished run there (with no "
                            "training files given, its saved settings fill in the flags not given)")
     mode.add_argument("--do_testing", action="store_true", help="translate --test_set and score BLEU")
-    mode.add_argument("--query", help="translate this raw sentence ('-': one sentence per stdin line)")
+    mode.add_argument("--query", help="translate this raw sentence ('-': one sentence per stdin line, each "
+                                      "answered at once)")
+    mode.add_argument("--translate", action="store_true",
+                      help="translate raw text --input into --output, line by line (also: rnnpb-nmt translate ...)")
+    mode.add_argument("-i", "--input", default="-", help="--translate: the raw text to translate ('-': stdin)")
+    mode.add_argument("-o", "--output", default="-", help="--translate: where the translations go ('-': stdout)")
+    mode.add_argument("--nbest", type=int, default=1,
+                      help="--translate/--query: the N best translations of each line, as 'LINE ||| text ||| score' "
+                           "(at most --beam_size)")
+    mode.add_argument("--scores", action="store_true",
+                      help="--translate/--query: each translation's score (summed log-probability), as --nbest's lines")
+    mode.add_argument("--token_scores", action="store_true",
+                      help="--translate/--query: also the log-probability of each output symbol and of the end")
     mode.add_argument("--analyze", action="store_true",
                       help="write the thesis's figures and PB diagnostics to <working_dir>/analysis "
                            "(on --test_set, default: the dev set)")
@@ -126,7 +139,11 @@ def build_parser(model_names, task_names=None):
 
 
 def console_main(argv=None):
-    """The ``rnnpb-nmt`` command (and ``nmt.py``): every registered model and task."""
+    """The ``rnnpb-nmt`` command (and ``nmt.py``): every registered model and task.
+    ``rnnpb-nmt translate ...`` is ``rnnpb-nmt --translate ...``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["translate"]:
+        argv[0] = "--translate"
     return main(registry.models(), registry.tasks(), argv)
 
 
@@ -134,8 +151,9 @@ def main(models, tasks, argv=None):
     """Entry point; ``models`` maps --model names to NMTModel subclasses, ``tasks`` task names
     to task classes (``rnnpb_nmt.tasks``)."""
     args = build_parser(models, tasks).parse_args(argv)
-    if not (args.do_training or args.do_testing or args.analyze or args.query is not None):
-        print("error: nothing to do: give --do_training, --do_testing, --analyze and/or --query", file=sys.stderr)
+    if not (args.do_training or args.do_testing or args.analyze or args.query is not None or args.translate):
+        print("error: nothing to do: give --do_training, --do_testing, --analyze, --query and/or --translate",
+              file=sys.stderr)
         return 2
     interrupts.stop_at_once()
     try:
@@ -163,8 +181,9 @@ def run(models, tasks, args):
     if args.do_testing and not args.test_set:
         raise UserError("--do_testing needs --test_set")
     if args.ensemble is not None and (args.do_training or args.analyze or args.query is not None
-                                      or not args.do_testing):
-        raise UserError("--ensemble: only with --do_testing (not with --do_training, --analyze or --query)")
+                                      or args.translate or not args.do_testing):
+        raise UserError("--ensemble: only with --do_testing (not with --do_training, --analyze, --query or --translate)")
+    _check_translation_flags(args)
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
@@ -173,7 +192,7 @@ def run(models, tasks, args):
         files.check_writable(os.path.join(args.working_dir, name))
     if args.do_training:
         resume.train(models, tasks, given, args.working_dir, args.start_over, args.distribute)
-    if args.do_testing or args.analyze or args.query is not None:
+    if args.do_testing or args.analyze or args.query is not None or args.translate:
         overrides = {f.name: given[f.name] for f in config_lib.fields(config_lib.SECTIONS["inference"]) if f.name in given}
         translator, task, members = load_translator(models, tasks, args, overrides)
         if args.do_testing:
@@ -181,8 +200,27 @@ def run(models, tasks, args):
                             members=members)
         if args.analyze:
             analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref)
+        options = dict(nbest=args.nbest, scores=args.scores, token_scores=args.token_scores,
+                       reverse=args.reverse_translation)
         if args.query is not None:
-            prediction.query(translator, task, args.query, args.reverse_translation)
+            source = sys.stdin.buffer if args.query == "-" else io.BytesIO(args.query.encode("utf-8"))
+            streaming.translate_stream(translator, task, source, sys.stdout, **options)
+        if args.translate:
+            streaming.translate_file(translator, task, args.input, args.output, **options)
+
+
+def _check_translation_flags(args):
+    """The flags of --translate and --query, before any model is loaded."""
+    if args.nbest < 1:
+        raise UserError(f"--nbest={args.nbest}: must be >= 1")
+    if args.query is not None and args.translate:
+        raise UserError("--query and --translate: give one (--translate reads --input)")
+    if not args.translate and (args.input != "-" or args.output != "-"):
+        raise UserError("--input/--output: only with --translate")
+    if args.query is None and not args.translate and (args.nbest != 1 or args.scores or args.token_scores):
+        raise UserError("--nbest/--scores/--token_scores: only with --translate or --query")
+    if args.translate and args.output != "-":
+        files.check_writable(args.output)
 
 
 def load_translator(models, tasks, args, overrides):
@@ -190,12 +228,25 @@ def load_translator(models, tasks, args, overrides):
     or with --ensemble the majority vote of its members (``rnnpb_nmt.infer.voting``)."""
     if args.ensemble is None:
         model = workdir.WorkingDir(args.working_dir).load_model(models, overrides)
-        return Translator(model), tasks[model.config.data.task](model.config), None
+        return Translator(model), tasks[model.config.data.task](model.config, args.working_dir), None
     members = ensemble_members(args.ensemble)
     loaded = workdir.load_ensemble(members, models, overrides)
-    task = tasks[loaded[0].config.data.task](loaded[0].config)
+    task = tasks[loaded[0].config.data.task](loaded[0].config, members[0])
+    _check_same_preparation(members, [tasks[m.config.data.task](m.config, d) for m, d in zip(loaded, members)])
     os.makedirs(args.working_dir, exist_ok=True)  # it holds the vote's test files, and no model
     return VotingTranslator([Translator(model) for model in loaded], task), task, members
+
+
+def _check_same_preparation(members, member_tasks):
+    """An ensemble reads each test line once, with its first member's text preparation: every
+    member must prepare text the same way (a translation run's --tokenize, --subword and its
+    subword models)."""
+    prepared = [getattr(t, "text", None) for t in member_tasks]
+    for member, text in zip(members[1:], prepared[1:]):
+        if text is not None and (text.tokenize_mode, text.subword, text.models) != \
+                (prepared[0].tokenize_mode, prepared[0].subword, prepared[0].models):
+            raise UserError(f"--ensemble: {member} prepares its text otherwise than {members[0]} "
+                            "(--tokenize, --subword or its subword models differ)")
 
 
 def ensemble_members(value):

@@ -86,6 +86,10 @@ class _TrainingCore:
            "rnnpb_nmt/train/curriculum.py)", 0, 1e6, legacy=0)
     dev_every: int = option(1, "measure the dev perplexity every Nth epoch (the thesis's code: 2)", 1, 1e6,
                             legacy=1)
+    keep_checkpoints: int = option(
+        0, "keep the weights of the last N finished epochs and of the N best by the dev measure (as best/'s; an "
+           "epoch without a dev measurement counts only as last) in <working_dir>/epochs, for --average_checkpoints "
+           "(0: none, only best/ and state/)", 0, 1e6, legacy=0)
     # p_mono 1 would never draw a parallel batch, so no epoch would end.
     p_mono: float = option(0.0, "monolingual batch probability", 0, 1, high_open=True)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit
@@ -104,6 +108,17 @@ class _InferenceCore:
     joint_rerank: float = option(0.0, "bound RNNPB, beam search: rerank the n-best by joint recognition, min_p "
                                       "L_A(a|p) + joint_rerank * L_B(b|p) (0: off; not saved)", 0, 1e6,
                                  saved=False)
+    # At most 10, so that lp(Y) of outputs of thousands of words stays well within float32.
+    length_penalty: float = option(0.0, "beam search: rank hypotheses by summed log-probability / lp(Y), GNMT's "
+                                        "length penalty lp(Y) = ((5 + |Y|) / 6)^α, |Y| counting <end> (0: summed "
+                                        "log-probabilities, as the thesis; greedy search is unaffected; not saved)",
+                                   0, 10, saved=False)
+    average_checkpoints: int = option(
+        0, "translate with the element-wise mean of the weights of N epochs that --keep_checkpoints kept, chosen by "
+           "--average_of (0: best/'s weights; not saved)", 0, 1e6, saved=False)
+    average_of: str = option("last", "which kept epochs --average_checkpoints averages: the last N finished, or the N "
+                                     "best by the dev measure that chose best/ (not saved)",
+                             choices=("last", "best"), saved=False)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,15 +31,11 @@ def bleu(hypotheses, references):
     return sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none", force=True).score
 
 
-def detokenized_bleu(hypotheses, references, lang):
-    """Standard sacreBLEU on detokenized text, with its signature, as a comparable second figure."""
-    from sacremoses import MosesDetokenizer  # here: its import compiles regexes for most of a second
-
-    detok = MosesDetokenizer(lang=lang)
-    hyps = [detok.detokenize(h.split()) for h in hypotheses]
-    refs = [detok.detokenize(r.split()) for r in references]
+def sacrebleu_score(hypotheses, references):
+    """Standard sacreBLEU of raw (detokenized) lines, with its signature: a figure comparable
+    across papers and tokenizations."""
     metric = sacrebleu.metrics.BLEU()
-    return metric.corpus_score(hyps, [refs]).score, str(metric.get_signature())
+    return metric.corpus_score(hypotheses, [references]).score, str(metric.get_signature())
 
 
 def correct_prefix(prediction, target):

@@ -31,3 +31,28 @@ def test_a_reference_of_another_length_is_an_error(demo_data, tmp_path):
     with pytest.raises(UserError, match="test.en has .* lines but its reference .*short.de has 1"):
         prediction.test(Translator(model), TranslationTask(), str(demo_data / "test.en"), str(tmp_path),
                         str(tmp_path / "short.de"))
+
+
+class _Silent(Translator):
+    """A translator whose every second translation is empty (a model that gives up on them)."""
+
+    def translate(self, sentences, **options):
+        return [[] if i % 2 else ["x"] for i in range(len(sentences))]
+
+
+def test_empty_translations_are_counted_and_warned_of(demo_data, tmp_path):
+    model = untrained_working_dir(tmp_path, demo_data, model="encdec", beam_size=2)
+    logged = []
+    stats = prediction.test(_Silent(model), TranslationTask(), str(demo_data / "test.en"), str(tmp_path), log=logged.append)
+    assert stats["empty_translations"] == stats["sentences"] // 2
+    assert f"warning: {stats['sentences'] // 2} of {stats['sentences']} translations are empty" in logged
+
+
+def test_an_ensemble_of_members_that_prepare_text_otherwise_is_refused():
+    from rnnpb_nmt.cli import _check_same_preparation
+    from rnnpb_nmt.config import Config
+
+    tasks = [TranslationTask(Config().replace(tokenize=kind)) for kind in ("pretokenized", "pretokenized", "moses")]
+    _check_same_preparation(["a", "b"], tasks[:2])
+    with pytest.raises(UserError, match=r"^--ensemble: c prepares its text otherwise than a \(--tokenize, --subword"):
+        _check_same_preparation(["a", "b", "c"], tasks)

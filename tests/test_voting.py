@@ -152,4 +152,4 @@ def test_an_empty_member_name_is_refused():
 def test_an_ensemble_only_tests(tmp_path):
     proc = run_nmt("--query=ab\tpos=N", f"--ensemble={tmp_path}", f"--working_dir={tmp_path}", check=False)
     assert proc.returncode == 1 and proc.stderr == (
-        "error: --ensemble: only with --do_testing (not with --do_training, --analyze or --query)\n")
+        "error: --ensemble: only with --do_testing (not with --do_training, --analyze, --query or --translate)\n")

@@ -24,14 +24,17 @@ class Corpus:
                 "num_mono2": len(self.mono2 or [])}
 
 
-def load(files, config, vocabularies=None):
+def load(files, config, vocabularies=None, read=None):
     """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only
-    (or are given, when a run resumes).
+    (or are given, when a run resumes). ``read(path, side)`` gives a file's sentences as symbol
+    lists of side 1 or 2 (default: its whitespace-separated tokens).
 
     With --autoencode both sides are the same language and share one vocabulary.
     """
-    train1, train2 = read_parallel(files["train_set1"], files["train_set2"])
-    dev1, dev2 = read_parallel(files["dev_set1"], files["dev_set2"])
+    read = read or (lambda path, side: read_sentences(path))
+    read1, read2 = (lambda path: read(path, 1)), (lambda path: read(path, 2))
+    train1, train2 = read_parallel(files["train_set1"], files["train_set2"], read1, read2)
+    dev1, dev2 = read_parallel(files["dev_set1"], files["dev_set2"], read1, read2)
     if vocabularies:
         vocab1, vocab2 = vocabularies
     else:
@@ -41,7 +44,7 @@ def load(files, config, vocabularies=None):
     for side in ("1", "2"):
         path = files.get(f"mono_set{side}")
         if path:
-            mono[side] = encode_all(vocab1 if side == "1" else vocab2, read_sentences(path))
+            mono[side] = encode_all(vocab1 if side == "1" else vocab2, read(path, int(side)))
     if config.training.p_mono > 0 and not mono:
         raise UserError("--p_mono > 0 needs --mono_set1 and/or --mono_set2")
     return Corpus(vocab1, vocab2, encode_all(vocab1, train1), encode_all(vocab2, train2),

@@ -42,24 +42,26 @@ def read_lines(path):
             raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
 
 
-def read_sentences(path):
-    """Read one tokenized sentence per line (see ``read_lines``) as token lists.
+def read_sentences(path, tokenize=str.split):
+    """Read one tokenized sentence per line (see ``read_lines``) as token lists, or as the lists
+    ``tokenize(line)`` makes of raw lines (``rnnpb_nmt.data.text``).
 
     An empty line is a UserError naming file and line: an empty sentence in a corpus is almost
     always a broken file.
     """
     sentences = []
     for number, text in read_lines(path):
-        tokens = text.split()
+        tokens = tokenize(text)
         if not tokens:
             raise UserError(f"{path}:{number}: empty line")
         sentences.append(tokens)
     return sentences
 
 
-def read_parallel(path1, path2):
-    """Read two line-aligned files; a different number of lines is an error naming both."""
-    side1, side2 = read_sentences(path1), read_sentences(path2)
+def read_parallel(path1, path2, read1=read_sentences, read2=read_sentences):
+    """Read two line-aligned files (with ``read1(path1)`` and ``read2(path2)``); a different number
+    of lines is an error naming both."""
+    side1, side2 = read1(path1), read2(path2)
     if len(side1) != len(side2):
         raise UserError(
             f"{path1} has {len(side1)} lines but {path2} has {len(side2)}: "

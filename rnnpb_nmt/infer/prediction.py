@@ -1,8 +1,9 @@
-"""Using a trained model: --do_testing (translate a test set, score it) and --query."""
+"""Using a trained model: --do_testing (translate a test set, score it), --query, and raw lines
+translated with their scores (translate mode and the Python API build on ``translate_nbest_lines``)."""
 
 import os
-import sys
 import time
+import typing
 
 from rnnpb_nmt.data.files import write_json, write_text
 
@@ -25,8 +26,14 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     hypotheses = translator.translate(sources, reverse=reverse, show_progress=True)
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
              "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B",
-             **({"ensemble": members} if members else {})}
+             **({"ensemble": members} if members else {}),
+             **({"averaged_epochs": list(averaged)} if (averaged := getattr(translator.model, "averaged_epochs", ()))
+                else {})}
     lines = task.output_lines(sources, hypotheses)
+    empty = sum(not line.strip() for line in lines)
+    if empty:  # a model that gives up at once, or a test set unlike the training data (raw text?)
+        log(f"warning: {empty} of {len(lines)} translations are empty")
+        stats["empty_translations"] = empty
     write_text(os.path.join(working_dir, TRANSLATIONS), "".join(line + "\n" for line in lines))
     if references is None:
         log(f"no reference found for {test_set} (looked for {reference}); translations written, no score")
@@ -38,38 +45,35 @@ def test(translator, task, test_set, working_dir, reference=None, reverse=False,
     return stats
 
 
-def stdin_lines(stream):
-    """The lines of a binary stream as text: LF or CRLF, a leading BOM dropped.
+class Translation(typing.NamedTuple):
+    """One translation of a raw sentence: its raw text, the model's summed log-probability of it,
+    and the log-probability of each output symbol and of the end."""
 
-    Undecodable bytes become U+FFFD, so that they do not cost the other lines their translations.
-    """
-    lines = stream.read().decode("utf-8-sig", errors="replace").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
+    text: str
+    score: float
+    token_scores: list
 
 
-def translate_lines(translator, task, lines, reverse=False):
-    """Raw sentences -> raw translations, one for each (an empty one for a line without words).
+def translate_nbest_lines(translator, task, lines, nbest=1, reverse=False):
+    """Raw sentences -> for each, its ``nbest`` translations (``Translation``), best first; a line
+    without words gets one empty translation.
 
-    The task tokenizes the input like the training data and detokenizes the output.
+    The task prepares the input like the training data and restores the outputs to raw text.
     """
     data = translator.model.config.data
     source_language, target_language = (data.lang2, data.lang1) if reverse else (data.lang1, data.lang2)
     tokenized = task.tokenize(lines, source_language)
     todo = [i for i, t in enumerate(tokenized) if t]
-    outputs = [""] * len(lines)
-    translated = translator.translate([tokenized[i] for i in todo], reverse=reverse)
-    for i, text in zip(todo, task.detokenize(translated, target_language)):
-        outputs[i] = text
-    return outputs
+    results = [[Translation("", 0.0, [])] for _ in lines]
+    found = translator.translate_nbest([tokenized[i] for i in todo], nbest, reverse=reverse) if todo else []
+    for i, hypotheses in zip(todo, found):
+        texts = task.detokenize([h.tokens for h in hypotheses], target_language)
+        results[i] = [Translation(text, float(h.score), [float(s) for s in h.token_scores])
+                      for text, h in zip(texts, hypotheses)]
+    return results
 
 
-def query(translator, task, text, reverse=False, out=sys.stdout):
-    """--query: translate one sentence, or with ``text='-'`` one sentence per stdin line.
+def translate_lines(translator, task, lines, reverse=False):
+    """Raw sentences -> their best raw translations, one for each (an empty one for a line without words)."""
+    return [found[0].text for found in translate_nbest_lines(translator, task, lines, 1, reverse)]
 
-    Each input line gives exactly one output line; an empty line gives an empty line.
-    """
-    for line in translate_lines(translator, task, stdin_lines(sys.stdin.buffer) if text == "-" else [text], reverse):
-        out.write(line + "\n")
-    out.flush()

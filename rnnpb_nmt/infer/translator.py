@@ -5,17 +5,29 @@ sentences are batched, searched and put back in input order is the same for ever
 here, with the compiled functions that do it.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import tensorflow as tf
 
 from rnnpb_nmt import progress
 from rnnpb_nmt.data.dataset import batch_spec, encode_all, evaluation_batches
+from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import parallel, search
 from rnnpb_nmt.metrics import perplexity
 from rnnpb_nmt.models.base import NMTModel
 from rnnpb_nmt.models.losses import token_mask
 from rnnpb_nmt.train import interrupts
+
+
+class Hypothesis(NamedTuple):
+    """One translation of an n-best list: its words, its summed log-probability, and the
+    log-probability of each word and of the ``<end>`` after them."""
+
+    tokens: list
+    score: float
+    token_scores: list
 
 
 class Translator:
@@ -28,6 +40,9 @@ class Translator:
                             "to rerank by")
         if self.config.joint_rerank and self.config.beam_size < 2:
             raise UserError("--joint_rerank reranks the beam's hypotheses: give a --beam_size of at least 2")
+        if self.config.joint_rerank and self.config.length_penalty:
+            raise UserError("--joint_rerank ranks by a joint objective that --length_penalty does not normalise: "
+                            "give only one")
         self._score_fn = tf.function(model.score_targets, input_signature=[batch_spec()])
         self._search_fns = {}
 
@@ -58,9 +73,12 @@ class Translator:
         return batches, results
 
     def _search_fn(self, beam_size, reverse):
+        """The compiled search of a batch of sources: each sentence's hypotheses as ``ids`` (B, k, T),
+        ``scores`` (B, k), ``token_scores`` (B, k, T) and the ``rank`` (B, k), higher first, that
+        chooses among them (greedy search: k = 1)."""
         key = (beam_size, reverse)
         if key not in self._search_fns:
-            ratio, model = self.config.max_trans_ratio, self.model
+            ratio, model, alpha = self.config.max_trans_ratio, self.model, self.config.length_penalty
 
             def translate_batch(src):
                 words = tf.reduce_sum(tf.cast(token_mask(src), tf.int32), axis=1) - 1
@@ -68,40 +86,91 @@ class Translator:
                 state = model.decoder_start(src, reverse)
                 step = lambda tokens, st: model.decoder_step(tokens, st, reverse)
                 if beam_size == 1:
-                    return search.greedy_search(step, state, max_lengths)
-                nbest, scores = search.beam_search_nbest(step, state, max_lengths, beam_size)
-                return search.best_of(nbest, scores, model.rerank(src, nbest, scores, reverse))
+                    ids, scores, token_scores = (h[:, None] for h in search.greedy_hypotheses(step, state, max_lengths))
+                    return ids, scores, token_scores, scores  # one hypothesis: nothing to rank
+                ids, scores, token_scores = search.beam_hypotheses(step, state, max_lengths, beam_size, alpha)
+                # What a model reranks is the beam's own rank, which is the summed log-probabilities
+                # when alpha = 0 (bit for bit); --joint_rerank replaces it, hence refuses alpha > 0 (__init__).
+                rank = model.rerank(src, ids, search.normalized(ids, scores, alpha), reverse)
+                return ids, scores, token_scores, rank
 
             self._search_fns[key] = tf.function(
                 translate_batch, input_signature=[tf.TensorSpec([None, None], tf.int32)])
         return self._search_fns[key]
+
+    def _beam_size(self, beam_size):
+        """``beam_size``, or --beam_size when it is None, checked."""
+        beam_size = beam_size or self.config.beam_size
+        if beam_size < 1:
+            raise UserError(f"--beam_size must be at least 1 (got {beam_size})")
+        return beam_size
+
+    def _search(self, src, beam_size, reverse, batch_size, show_progress):
+        """Search encoded sentences in batches (``_evaluate``): per sentence, in input order, its
+        (ids (k, T), scores (k,), token_scores (k, T), rank (k,)) of ``_search_fn``."""
+        if reverse and not self.model.reversible:
+            raise UserError(f"--reverse_translation: model {self.model.config.model.model} translates one way only")
+        fn = self._search_fn(beam_size, reverse)
+        batches, searched = self._evaluate(lambda b: fn(b["src"]), src, None, show_progress=show_progress,
+                                           batch_size=batch_size)
+        found = [None] * len(src)
+        for batch, arrays in zip(batches, searched):
+            for row, i in enumerate(batch["index"].numpy()):
+                found[i] = [a[row] for a in arrays]
+        return found
 
     def translate_ids(self, src, beam_size=None, reverse=False, batch_size=None, show_progress=False):
         """Translate encoded sentences (id arrays ending in ``<end>``) in batches of at most
         ``batch_size`` (default: --test_batch_size), with --beam_size unless ``beam_size``.
 
         Returns (list of output id arrays, each ending in ``<end>`` and padding, in input order;
-        array of their summed log-probabilities).
+        array of their summed log-probabilities): each sentence's hypothesis of the highest rank
+        (--length_penalty, --joint_rerank), the first of equals.
         """
-        beam_size = beam_size or self.config.beam_size
-        if beam_size < 1:
-            raise UserError(f"--beam_size must be at least 1 (got {beam_size})")
-        if reverse and not self.model.reversible:
-            raise UserError(f"--reverse_translation: model {self.model.config.model.model} translates one way only")
-        fn = self._search_fn(beam_size, reverse)
-        batches, searched = self._evaluate(lambda b: fn(b["src"]), src, None, show_progress=show_progress,
-                                           batch_size=batch_size)
-        outputs, scores = [None] * len(src), np.zeros([len(src)])
-        for batch, (ids, score) in zip(batches, searched):
-            for row, i in enumerate(batch["index"].numpy()):
-                outputs[i], scores[i] = ids[row], score[row]
-        return outputs, scores
+        found = self._search(src, self._beam_size(beam_size), reverse, batch_size, show_progress)
+        best = [np.argmax(rank) for *_, rank in found]
+        outputs = [ids[b] for (ids, *_), b in zip(found, best)]
+        return outputs, np.array([scores[b] for (_, scores, *_), b in zip(found, best)], float)
+
+    def _vocabularies(self, reverse):
+        """(source, target) vocabularies of the direction of ``reverse``."""
+        model = self.model
+        return (model.vocab2, model.vocab1) if reverse else (model.vocab1, model.vocab2)
 
     def translate(self, sentences, beam_size=None, reverse=False, batch_size=None, show_progress=False):
         """Tokenized sentences (token lists) -> tokenized translations (token lists)."""
         if not sentences:
             return []
-        model = self.model
-        src_vocab, tgt_vocab = (model.vocab2, model.vocab1) if reverse else (model.vocab1, model.vocab2)
+        src_vocab, tgt_vocab = self._vocabularies(reverse)
         ids, _ = self.translate_ids(encode_all(src_vocab, sentences), beam_size, reverse, batch_size, show_progress)
         return [tgt_vocab.decode(i) for i in ids]
+
+    def translate_nbest(self, sentences, nbest, beam_size=None, reverse=False, batch_size=None, show_progress=False):
+        """Tokenized sentences -> per sentence, in input order, its ``nbest`` best ``Hypothesis``
+        (fewer where the beam found fewer), best first by the rank ``translate`` chooses by: the
+        first is ``translate``'s translation."""
+        beam_size = self._beam_size(beam_size)
+        if not 1 <= nbest <= beam_size:
+            raise UserError(f"--nbest={nbest}: must be from 1 to --beam_size={beam_size} (the hypotheses the "
+                            "search keeps)")
+        if not sentences:
+            return []
+        src_vocab, tgt_vocab = self._vocabularies(reverse)
+        found = self._search(encode_all(src_vocab, sentences), beam_size, reverse, batch_size, show_progress)
+        return [_ranked(tgt_vocab, *hypotheses)[:nbest] for hypotheses in found]
+
+
+def _ranked(vocab, ids, scores, token_scores, rank):
+    """One sentence's ``Hypothesis`` list, highest ``rank`` first (a stable order, so that equals
+    keep the beam's order and the first is ``np.argmax``'s), without those the beam never filled."""
+    order = np.argsort(-rank, kind="stable")
+    return [_hypothesis(vocab, ids[j], scores[j], token_scores[j]) for j in order if scores[j] > search.NEG / 2]
+
+
+def _hypothesis(vocab, ids, score, token_scores):
+    """The ``Hypothesis`` of output ``ids`` (words, ``<end>``, padding): the token scores of the words
+    ``vocab.decode`` keeps and of ``<end>`` (a ``<pad>`` the model chose mid-sentence, which it drops,
+    still counts in the score)."""
+    through_end = slice(0, list(ids).index(END_ID) + 1)  # every hypothesis ends in <end> (search.py)
+    kept = ids[through_end] != PAD_ID
+    return Hypothesis(vocab.decode(ids), float(score), [float(s) for s in token_scores[through_end][kept]])

@@ -1,10 +1,11 @@
 """The contract between a task and the rest of the toolkit: what ``--task=NAME`` must provide.
 
-The command line builds a task as ``cls(config)`` and then calls only what ``Task`` names:
-``--do_training`` checks ``required_files``, reads the data with ``load_corpus`` and saves
-``derived``; ``--early_stopping_metric=score`` takes ``score(...)[dev_metric]`` of the dev set;
-``--do_testing`` and ``--analyze`` read a test set with ``read_test``, and ``--do_testing`` writes
-``output_lines`` and prints ``describe`` of ``score``; ``--query`` goes through ``tokenize`` and
+The command line builds a task as ``cls(config, working_dir)`` and then calls only what ``Task``
+names: ``--do_training`` checks ``required_files``, reads the data with ``load_corpus``, keeps
+``derived`` in hparams.json and ``save``s what else the task derived; ``--early_stopping_metric=score``
+takes ``score(...)[dev_metric]`` of the dev set; ``--do_testing`` and ``--analyze`` read a test set
+with ``read_test``, and ``--do_testing`` writes ``output_lines`` and prints ``describe`` of
+``score``; ``--query``, ``--translate`` and the Python API go through ``tokenize`` and
 ``detokenize``; an ensemble's vote counts outputs as the same when ``output_lines`` are.
 
 Sequences are lists of symbols (str) throughout: a model sees their ids in the vocabularies the
@@ -25,8 +26,9 @@ class Task(abc.ABC):
     required_files: tuple  # the --*_set flags --do_training needs (each a one-line error if missing)
     dev_metric: str  # the key of ``score``'s result that --early_stopping_metric=score maximises
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, home=None):
         self.config = config  # the run's ``rnnpb_nmt.config.Config`` (None where a task needs none)
+        self.home = home  # the run's working directory, where ``save`` keeps what it derived (or None)
 
     @abc.abstractmethod
     def load_corpus(self, data_files, config, vocabularies=None):
@@ -41,6 +43,11 @@ class Task(abc.ABC):
         ``read_test``, ``score``, ``tokenize`` and ``detokenize`` are told (``und`` by default:
         undetermined, data that are no language)."""
         return dict(loaded.sizes(), lang1="und", lang2="und")
+
+    def save(self, home):
+        """Write into the working directory ``home`` what the task derived from the training data
+        beyond the vocabularies (the translation task's subword models); none by default."""
+        return None
 
     @abc.abstractmethod
     def read_test(self, test_set, reference, target_language):

@@ -1,11 +1,15 @@
-"""A run's checkpoints: the best dev epoch's weights (``best/``) and the last finished epoch's
-whole training state (``state/``), read so that a damaged or mismatched one is a one-line UserError,
-and written so that a failed save (a full disk) is one too, leaving the previous checkpoint in place."""
+"""A run's checkpoints: the best dev epoch's weights (``best/``), the last finished epoch's whole
+training state (``state/``) and, with --keep_checkpoints, some finished epochs' weights (``epochs/``,
+which --average_checkpoints averages), read so that a damaged or mismatched one is a one-line
+UserError, and written so that a failed save (a full disk) is one too, leaving the previous
+checkpoints in place."""
 
 import logging
 import os
 import re
+import shutil
 
+import numpy as np
 import tensorflow as tf
 
 from rnnpb_nmt.data.files import writing
@@ -14,6 +18,13 @@ from rnnpb_nmt.errors import UserError
 # What a missing, truncated, garbled or other-shaped checkpoint raises (a truncated data file
 # gives an IndexError from TensorFlow's reader).
 READ_ERRORS = (tf.errors.OpError, AssertionError, ValueError, IndexError)
+# What a failed save raises: a save is nothing but writing files (a full disk: ResourceExhaustedError).
+SAVE_ERRORS = (OSError, tf.errors.OpError)
+
+EPOCHS = "epochs"  # the folder of the kept epochs' weights, epoch-<E> each
+# A file or folder of epoch E's checkpoint: epoch-E.index, epoch-E.data-*, and the epoch-E_temp/
+# that a save writes first (left behind by a save that failed or was killed).
+_EPOCH_FILE = re.compile(r"epoch-(\d+)[._]")
 
 
 def read(checkpoint, path, purpose):
@@ -51,14 +62,33 @@ def _quiet_failed_restores():
         logger.addFilter(_FailedRestoreWarnings())
 
 
+def _while_replaced(choose, load):
+    """``(chosen, load(chosen))`` for ``chosen = choose()``. A run being trained replaces and deletes
+    checkpoints meanwhile (best/'s previous one once the next is whole, the epochs that drop out of
+    those epochs/ keeps), which a read may have been about to use; so a read that fails is tried
+    again with what ``choose`` says then (newer, complete ones). A choice that fails twice is damaged."""
+    failed = None
+    while True:
+        chosen = choose()
+        try:
+            return chosen, load(chosen)
+        except UserError:
+            if chosen == failed:
+                raise
+            failed = chosen
+
+
 class RunCheckpoints:
     """``best/`` holds the model's variables only (what translation needs); ``state/`` also the
-    optimisers' slots (``optimizers``, in order), so that a run resumes exactly."""
+    optimisers' slots (``optimizers``, in order), so that a run resumes exactly; ``epochs/``, with a
+    ``keep`` (a function of training_stats.json's epoch records naming the epochs to keep), the
+    variables of those epochs, like ``best/``'s."""
 
-    def __init__(self, working_dir, model, optimizers=()):
-        self.model = model
+    def __init__(self, working_dir, model, optimizers=(), keep=None):
+        self.model, self.keep = model, keep
         self.best_dir = os.path.join(working_dir, "best")
         self.state_dir = os.path.join(working_dir, "state")
+        self.epochs_dir = os.path.join(working_dir, EPOCHS)
         self._state = tf.train.Checkpoint(model=model, **{f"optimizer_{i}": o for i, o in enumerate(optimizers)})
         self._best_manager = self._state_manager = None
 
@@ -91,22 +121,17 @@ class RunCheckpoints:
 
         A run being trained may replace its best checkpoint meanwhile: the manager writes the
         new one whole, then names it in ``best/checkpoint``, then deletes the old one, which this
-        may have been about to read. A read that fails is therefore tried again with the checkpoint
-        the index names then (a newer, complete one); one that fails twice is damaged.
+        may have been about to read (``_while_replaced``).
         """
-        failed = None
-        while True:
-            name = self._best_name()
-            if name is None:
-                raise UserError(f"{self.best_dir}: no saved weights "
-                                "(training never finished an epoch, or best/checkpoint is damaged)")
-            try:
-                read(tf.train.Checkpoint(model=self.model), name, "restore weights")
-                return
-            except UserError:
-                if name == failed:
-                    raise
-                failed = name
+        _while_replaced(self._best_path, lambda path: read(tf.train.Checkpoint(model=self.model), path,
+                                                           "restore weights"))
+
+    def _best_path(self):
+        name = self._best_name()
+        if name is None:
+            raise UserError(f"{self.best_dir}: no saved weights "
+                            "(training never finished an epoch, or best/checkpoint is damaged)")
+        return name
 
     def _best_name(self):
         """The checkpoint ``best/checkpoint`` names, within ``best/`` (the directory may have been
@@ -119,10 +144,59 @@ class RunCheckpoints:
             return None
         return os.path.join(self.best_dir, os.path.basename(found.group(1))) if found else None
 
+    def epoch_path(self, epoch):
+        return os.path.join(self.epochs_dir, f"epoch-{epoch}")
+
+    def save_epoch(self, epoch):
+        """Save the model's variables as ``epochs/epoch-<epoch>``. Only training_stats.json, written
+        after, makes it one of the kept epochs: a save that fails or is killed half done leaves files
+        of an epoch that no reader chooses, which the epoch's save when it is trained again replaces,
+        and ``prune_epochs`` deletes otherwise."""
+        path = self.epoch_path(epoch)
+        with writing(path, SAVE_ERRORS):
+            tf.train.Checkpoint(model=self.model).write(path)
+
+    def prune_epochs(self, records):
+        """Delete the files of every epoch in ``epochs/`` that ``keep(records)`` does not name: those
+        that dropped out of the kept ones, and any a failed or killed save left. The kept epochs are a
+        function of the records alone, so a resumed run keeps what the uninterrupted one keeps.
+        Deleting is writing the folder: a failure is its one-line error."""
+        kept = set(self.keep(records))
+        with writing(self.epochs_dir):
+            for name in os.listdir(self.epochs_dir):
+                found = _EPOCH_FILE.match(name)
+                path = os.path.join(self.epochs_dir, name)
+                if found and int(found.group(1)) not in kept:
+                    if os.path.isdir(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.remove(path)
+
+    def restore_average(self, choose):
+        """Set the model's trainable float variables to their element-wise mean over the kept epochs
+        ``choose()`` names, the others (integer or non-trainable ones, if any: nothing to average) to
+        best/'s; returns those epochs. ``choose`` is asked again when a read fails (``_while_replaced``)."""
+        averaged = [v for v in self.model.trainable_variables if v.dtype.is_floating]
+        epochs, means = _while_replaced(choose, lambda epochs: self._means(averaged, epochs))
+        self.restore_best()
+        for variable, mean in zip(averaged, means):
+            variable.assign(mean)
+        return epochs
+
+    def _means(self, variables, epochs):
+        """Each of ``variables``' element-wise mean over the checkpoints of ``epochs``, summed in
+        float64: the mean of one checkpoint is its values exactly, and of several the rounded mean."""
+        sums = [np.zeros(v.shape, np.float64) for v in variables]
+        for epoch in epochs:
+            read(tf.train.Checkpoint(model=self.model), self.epoch_path(epoch), "restore weights to average")
+            for total, variable in zip(sums, variables):
+                total += variable.numpy()
+        return [(total / len(epochs)).astype(v.dtype.as_numpy_dtype) for total, v in zip(sums, variables)]
+
 
 def save(manager, epoch):
-    """Save a checkpoint as number ``epoch``; returns its path. A save is nothing but writing
-    files, so any TensorFlow error in it is a failed write (a full disk raises ResourceExhaustedError);
-    the manager names the new checkpoint, and deletes old ones, only once it is whole."""
-    with writing(os.path.join(manager.directory, f"ckpt-{epoch}"), (OSError, tf.errors.OpError)):
+    """Save a checkpoint as number ``epoch``; returns its path. Any TensorFlow error in it is a
+    failed write (``SAVE_ERRORS``); the manager names the new checkpoint, and deletes old ones,
+    only once it is whole."""
+    with writing(os.path.join(manager.directory, f"ckpt-{epoch}"), SAVE_ERRORS):
         return manager.save(checkpoint_number=epoch)

@@ -1,5 +1,6 @@
 """A training run: epochs, dev perplexity, early stopping, checkpoints and statistics."""
 
+import functools
 import json
 import math
 import os
@@ -48,14 +49,18 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     state) is checkpointed under ``<working_dir>/state``, and ``training_stats.json`` names that
     checkpoint; a run stopped at any point resumes from the last finished epoch when called again
     on the same working directory. The best dev epoch's weights go to ``<working_dir>/best`` and
-    are the model's weights when this returns. Returns the run's RunStatistics.
+    are the model's weights when this returns. With --keep_checkpoints N, ``<working_dir>/epochs``
+    keeps the weights of the epochs ``kept_epochs`` names, for --average_checkpoints. Returns the
+    run's RunStatistics.
 
     Every epoch's statistics also go to TensorBoard (``<working_dir>/logs``); with
     --monitor_every N, every Nth epoch adds the BLEU of the first --monitor_sentences dev
     sentences, so that a model that learns perplexity but not translation shows before the end.
     """
     model, t = trainer.model, trainer.config
-    checkpoints = RunCheckpoints(working_dir, model, trainer.optimizers)
+    keep = functools.partial(kept_epochs, keep=t.keep_checkpoints, metric=t.early_stopping_metric) \
+        if t.keep_checkpoints else None
+    checkpoints = RunCheckpoints(working_dir, model, trainer.optimizers, keep)
     translator = Translator(model)
     stats = load_stats(working_dir)
     if stats is not None and stats.state_checkpoint:
@@ -99,6 +104,28 @@ def improves(row, stats, metric):
     return row[key] > best if larger else row[key] < best
 
 
+def last_epochs(records, n):
+    """The last ``n`` epochs of ``records`` (training_stats.json's rows, in order)."""
+    return [row["epoch"] for row in records[max(len(records) - n, 0):]]
+
+
+def best_epochs(records, n, metric):
+    """The ``n`` epochs of ``records`` with the best dev measure by ``metric``, best first, a tie going
+    to the earlier epoch as ``improves`` chooses best/ (its epoch is the first); an epoch that did not
+    measure it (--dev_every) is none of them."""
+    key, larger = DEV_MEASURES[metric]
+    measured = [row for row in records if row.get(key) is not None]
+    ranked = sorted(measured, key=lambda row: (-row[key] if larger else row[key], row["epoch"]))
+    return [row["epoch"] for row in ranked[:n]]
+
+
+def kept_epochs(records, keep, metric):
+    """The epochs whose weights --keep_checkpoints=``keep`` keeps: the last ``keep`` and the ``keep``
+    best by ``metric``, so that --average_checkpoints up to ``keep`` finds either. A function of the
+    records alone: a resumed run, which has the uninterrupted run's records, keeps its epochs."""
+    return sorted({*last_epochs(records, keep), *best_epochs(records, keep, metric)})
+
+
 def dev_score(translator, task, corpus):
     """The ``task``'s score (its ``dev_metric``) of the dev set translated with --beam_size. The
     references are read through the target vocabulary: for translation, their out-of-vocabulary
@@ -112,20 +139,26 @@ def dev_score(translator, task, corpus):
 
 def save_epoch(checkpoints, stats, working_dir, improved):
     """Save the epoch just trained (the last record of ``stats``): its weights as the best if
-    ``improved``, its whole state, then the statistics naming that state.
+    ``improved``, its weights in ``epochs/`` if ``checkpoints`` keeps epochs, its whole state, then
+    the statistics naming that state; then delete the kept epochs' weights that are kept no longer.
 
     In that order, a save that fails (a full disk) leaves training_stats.json naming the previous
-    epoch's complete state, which ``state/`` keeps beside the next; so it stops with a UserError
-    naming the file, and the same command resumes after the previous epoch.
+    epoch's complete state, which ``state/`` keeps beside the next, and the epochs kept after it;
+    so it stops with a UserError naming the file, and the same command resumes after the previous
+    epoch.
     """
     epoch = stats.epochs[-1].epoch
     try:
         if improved:
             checkpoints.save_best(epoch)
+        if checkpoints.keep:
+            checkpoints.save_epoch(epoch)
         write_json(os.path.join(working_dir, STATS), stats.saved_as(checkpoints.save_state(epoch)).to_json())
     except UserError as e:
         raise UserError(f"{e}; epoch {epoch} was not saved: run the same command again, once the file can be "
                         f"written, to resume after epoch {epoch - 1}") from None
+    if checkpoints.keep:
+        checkpoints.prune_epochs(stats.epochs)
 
 
 def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, scorer=None):

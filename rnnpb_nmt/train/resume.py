@@ -29,14 +29,14 @@ def train(models, tasks, given, working_dir, start_over=False, distribute="none"
     if not start_over:
         given = with_saved_settings(home, models, tasks, given)
     config = Config.from_flat(given)
-    task = tasks[config.data.task](config)
-    for name in task.required_files:
+    for name in tasks[config.data.task].required_files:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")
     if config.model.model not in models:
         raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(models)})")
     strategy = _strategy(distribute)  # first: a multi-worker strategy must precede other TF work
     run = home.for_worker(strategy)
+    task = tasks[config.data.task](config, run.path)
     # Locked before anything is read (what with_saved_settings peeked at is checked again), written
     # or moved; a directory that --start_over renames away takes its held lock along, and the new
     # one is locked too before it is written.
@@ -54,6 +54,7 @@ def train(models, tasks, given, working_dir, start_over=False, distribute="none"
         with strategy.scope():
             model = models[config.model.model](config, corpus.vocab1, corpus.vocab2)
             trainer = Trainer(model)
+        task.save(run.path)  # before hparams.json, which marks a run that can resume
         run.save_setup(config, corpus.vocab1, corpus.vocab2)
         if not resuming:
             print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {run}")

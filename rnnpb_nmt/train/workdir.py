@@ -4,13 +4,14 @@
     vocab1.txt vocab2.txt  source and target vocabularies, one word per line, id = line number
     best/                TensorFlow checkpoint of the best dev epoch's weights (and PB tables)
     state/               the last epoch's full training state (with optimiser slots), for resuming
+    epochs/              with --keep_checkpoints: some finished epochs' weights, for --average_checkpoints
     training_stats.json  per-epoch train/dev perplexity, loss terms and seconds, early-stopping state
     logs/                TensorBoard event files of training
     test_trans.txt testing_stats.json   written by --do_testing
     analysis/            written by --analyze
     .lock                held by the training process (rnnpb_nmt/train/lock.py)
 
-``best/`` and ``state/`` are ``RunCheckpoints``'s, ``training_stats.json`` the training loop's
+``best/``, ``state/`` and ``epochs/`` are ``RunCheckpoints``'s, ``training_stats.json`` the training loop's
 (``rnnpb_nmt.train.loop``); the rest is named here. The module's functions are the ones the tests
 and run scripts call on a path.
 """
@@ -18,13 +19,14 @@ and run scripts call on a path.
 import contextlib
 import json
 import os
+import sys
 
-from rnnpb_nmt.config import Config, check_applicable
+from rnnpb_nmt.config import Config, check_applicable, field_named
 from rnnpb_nmt.data.files import write_json
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import lock, loop
-from rnnpb_nmt.train.checkpoints import RunCheckpoints
+from rnnpb_nmt.train.checkpoints import EPOCHS, RunCheckpoints
 
 
 class WorkingDir:
@@ -128,7 +130,9 @@ class WorkingDir:
         return RunCheckpoints(self.path, model, optimizers)
 
     def load_model(self, models, overrides=None):
-        """Rebuild the model with its best weights.
+        """Rebuild the model with its best weights, or with --average_checkpoints the mean of some
+        kept epochs' (``model.averaged_epochs`` names them, empty for best/'s; a line on stderr too,
+        where it cannot mix with --query's translations).
 
         ``models`` maps --model names to classes; ``overrides`` replaces inference-time settings
         (beam size, recognition iterations, ...) given on the command line; one the model does not
@@ -137,8 +141,47 @@ class WorkingDir:
         config = self.load_config(models).replace(**(overrides or {}))
         check_applicable(overrides or {}, config)
         model = models[config.model.model](config, *self.load_vocabularies())
-        self.checkpoints(model).restore_best()
+        model.averaged_epochs = self._restore(self.checkpoints(model), config)
+        if model.averaged_epochs:
+            print(f"{self.path}: the mean of the weights of epochs {', '.join(map(str, model.averaged_epochs))}",
+                  file=sys.stderr)
         return model
+
+    def _restore(self, checkpoints, config):
+        """Restore best/'s weights, or the mean of those of the epochs ``averaged_epochs`` chooses;
+        returns the epochs averaged, as a tuple (empty for best/'s). --average_of without
+        --average_checkpoints is refused: it would be ignored."""
+        inference = config.inference
+        if inference.average_checkpoints:
+            return tuple(checkpoints.restore_average(lambda: self.averaged_epochs(config)))
+        if inference.average_of != field_named("average_of").default:
+            raise UserError(f"--average_of={inference.average_of}: only with --average_checkpoints=N (N > 0); "
+                            "it would be ignored")
+        checkpoints.restore_best()
+        return ()
+
+    def averaged_epochs(self, config):
+        """The epochs --average_checkpoints=N of ``config`` averages, by training_stats.json: the last N
+        finished, or (--average_of=best) the N best by the dev measure that chose best/. A UserError when
+        ``epochs/`` does not keep them all: the run was trained without --keep_checkpoints, or with a
+        smaller one, or has fewer such epochs."""
+        n, of, training = config.inference.average_checkpoints, config.inference.average_of, config.training
+        flag = f"--average_checkpoints={n}" + (f" --average_of={of}" if of == "best" else "")
+        if not training.keep_checkpoints:
+            raise UserError(f"{flag}: {self.path} was trained without --keep_checkpoints (no {EPOCHS}/ to average; "
+                            f"train with --keep_checkpoints={n})")
+        stats = loop.load_stats(self.path)
+        records = stats.epochs if stats else ()
+        chosen = loop.last_epochs(records, n) if of == "last" else \
+            loop.best_epochs(records, n, training.early_stopping_metric)
+        held = min(len(chosen), training.keep_checkpoints)
+        if held < n:
+            noun = "epoch" if held == 1 else "epochs"
+            kept = f"the last {held} {noun}" if of == "last" else f"the {held} best {noun}"
+            why = f"train with --keep_checkpoints={n}" if training.keep_checkpoints < n else \
+                f"the run has {held} {'finished' if of == 'last' else 'dev-measured'} {noun}"
+            raise UserError(f"{flag}: {self.file(EPOCHS)} holds {kept} ({why})")
+        return chosen
 
 
 def is_trained(working_dir):

@@ -31,8 +31,8 @@ class QuestionFormationTask(TransductionTask):
 
     dev_metric = "full_sentence_accuracy"  # the authors' code stopped on it (docs/models/seq2seq.md, question formation)
 
-    def __init__(self, config=None):
-        super().__init__(config)
+    def __init__(self, config=None, home=None):
+        super().__init__(config, home)
         self._grammar, self._parsed = None, {}  # parses by input: a covered file's are needed twice
 
     def derived(self, data_files, loaded):

@@ -1,17 +1,21 @@
-"""Translation of tokenized sentence pairs, scored by BLEU: the thesis's task.
+"""Translation of sentence pairs, scored by BLEU: the thesis's task.
 
-Files are tokenized text, one sentence per line, line-aligned across languages; a file's
-language is its suffix (``train.en``). BLEU is Moses multi-bleu on the tokenized text (the
-thesis's figures), with the detokenized sacreBLEU score beside it, and the same BLEU of the
-sentences of each source-length bucket (issue 16: does a model fail on long sentences only?).
+Files are text, one sentence per line, line-aligned across languages; a file's language is its
+suffix (``train.en``). How the text becomes the model's symbols is the run's ``--tokenize`` and
+``--subword`` (``rnnpb_nmt.data.text``): by default the files are tokenized text, as the thesis's.
+BLEU is Moses multi-bleu on the words (the thesis's figures), with sacreBLEU on the detokenized
+text beside it (its signature saved), and the same multi-bleu of the sentences of each
+source-length bucket (issue 16: does a model fail on long sentences only?).
 """
 
 import os
+import sys
 
 from rnnpb_nmt.data import corpus
 from rnnpb_nmt.data.dataset import read_sentences
+from rnnpb_nmt.data.text import TextPipeline, looks_untokenized
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.metrics import bleu, detokenized_bleu
+from rnnpb_nmt.metrics import bleu, sacrebleu_score
 from rnnpb_nmt.registry import register_task
 from rnnpb_nmt.tasks.base import Task
 
@@ -59,35 +63,62 @@ class TranslationTask(Task):
     required_files = ("train_set1", "train_set2", "dev_set1", "dev_set2")
     dev_metric = "bleu"
 
+    def __init__(self, config=None, home=None):
+        super().__init__(config, home)
+        self.text = TextPipeline.of(config.data, home) if config else TextPipeline()
+
     def derived(self, data_files, loaded):
         """The corpus's sizes and the languages the training files' names end with."""
         return dict(loaded.sizes(), lang1=language_of(data_files["train_set1"]),
                     lang2=language_of(data_files["train_set2"]))
 
     def load_corpus(self, data_files, config, vocabularies=None):
-        """The training, dev and monolingual data named by the --*_set flags (``data_files``)."""
-        return corpus.load(data_files, config, vocabularies)
+        """The training, dev and monolingual data named by the --*_set flags (``data_files``),
+        prepared by the run's pipeline; a new run trains its subword models first (on the training
+        files), a resumed one has them (``vocabularies`` given)."""
+        languages = {1: language_of(data_files["train_set1"]), 2: language_of(data_files["train_set2"])}
+        words = lambda path, side: read_sentences(path, lambda line: self.text.words(line, languages[side]))
+        if vocabularies is None and self.text.subword != "none":
+            self.text.train_subwords(words(data_files["train_set1"], 1), words(data_files["train_set2"], 2),
+                                     config.data.subword_vocab, config.data.subword_type,
+                                     shared=config.model.autoencode or languages[1] == languages[2])
+        loaded = corpus.load(data_files, config, vocabularies,
+                             read=lambda path, side: [self.text.symbols(w, side) for w in words(path, side)])
+        if self.text.tokenize_mode == "pretokenized":
+            _warn_if_untokenized(data_files["train_set1"])
+        return loaded
+
+    def save(self, home):
+        """The subword models, if the run has them."""
+        self.text.save(home)
 
     def read_test(self, test_set, reference, target_language):
-        """(source sentences, reference sentences or None, the reference's path or None): the
-        reference is ``reference`` or the test file's counterpart in the target language."""
+        """(source sentences, reference sentences or None, the reference's path or None), as the
+        run's symbols: the reference is ``reference`` or the test file's counterpart in the target
+        language."""
         reference = reference or reference_path(test_set, target_language)
-        sources = read_sentences(test_set)
+        target_side = self._side(target_language)
+        source_side, source_language = 3 - target_side, self._language(3 - target_side)
+        sources = self._read(test_set, source_side, source_language)
         if not (reference and os.path.isfile(reference)):
             return sources, None, reference
-        references = read_sentences(reference)
+        references = self._read(reference, target_side, target_language)
         if len(references) != len(sources):
             raise UserError(f"{test_set} has {len(sources)} lines but its reference {reference} "
                             f"has {len(references)}")
         return sources, references, reference
 
     def score(self, sources, hypotheses, references, target_language):
-        """{bleu, bleu_detokenized, sacrebleu_signature, bleu_by_source_length} of tokenized
-        outputs (token lists) of ``sources`` (token lists)."""
-        hyps, refs = [" ".join(h) for h in hypotheses], [" ".join(r) for r in references]
-        detokenized, signature = detokenized_bleu(hyps, refs, target_language)
+        """{bleu, bleu_detokenized, sacrebleu_signature, bleu_by_source_length} of outputs (symbol
+        lists) of ``sources``: multi-bleu on their words, sacreBLEU on the raw text they restore to."""
+        side = self._side(target_language)
+        hyp_words, ref_words = ([self.text.unsubword(s, side) for s in side_] for side_ in (hypotheses, references))
+        hyps, refs = [" ".join(h) for h in hyp_words], [" ".join(r) for r in ref_words]
+        detokenized, signature = sacrebleu_score([self.text.detokenize(h, target_language) for h in hyp_words],
+                                                 [self.text.detokenize(r, target_language) for r in ref_words])
+        source_words = [self.text.unsubword(s, 3 - side) for s in sources]
         return {"bleu": bleu(hyps, refs), "bleu_detokenized": detokenized, "sacrebleu_signature": signature,
-                "bleu_by_source_length": bleu_by_source_length(sources, hyps, refs)}
+                "bleu_by_source_length": bleu_by_source_length(source_words, hyps, refs)}
 
     def describe(self, scores):
         buckets = scores.get("bleu_by_source_length", {})
@@ -96,16 +127,42 @@ class TranslationTask(Task):
         return (f"BLEU = {scores['bleu']:.2f} (multi-bleu on tokenized text; detokenized sacreBLEU "
                 f"{scores['bleu_detokenized']:.2f}{by_length})")
 
-    def tokenize(self, lines, language):
-        """Raw sentences -> token lists, Moses-tokenized (and escaped) like the training data."""
-        from sacremoses import MosesTokenizer  # at first use: its import takes most of a second
+    def output_lines(self, sources, hypotheses):
+        """test_trans.txt's lines: the outputs' words for a run of tokenized files (as the thesis's),
+        else the raw text the outputs restore to."""
+        language = self.config.data.lang2 if self.config else "en"
+        if self.text.tokenize_mode == "pretokenized":
+            return [" ".join(self.text.unsubword(h, 2)) for h in hypotheses]
+        return [self.text.restore(h, 2, language) for h in hypotheses]
 
-        tokenizer = MosesTokenizer(lang=language)
-        return [tokenizer.tokenize(line, escape=True) for line in lines]
+    def tokenize(self, lines, language):
+        """Raw sentences -> symbol lists, prepared like the training data (``TextPipeline.query_words``)."""
+        side = self._side(language)
+        return [self.text.symbols(self.text.query_words(line, language), side) for line in lines]
 
     def detokenize(self, outputs, language):
-        """Token lists -> raw sentences."""
-        from sacremoses import MosesDetokenizer
+        """Symbol lists -> raw sentences."""
+        side = self._side(language)
+        return [self.text.restore(symbols, side, language) for symbols in outputs]
 
-        detokenizer = MosesDetokenizer(lang=language)
-        return [detokenizer.detokenize(tokens) for tokens in outputs]
+    def _read(self, path, side, language):
+        return [self.text.symbols(w, side) for w in
+                read_sentences(path, lambda line: self.text.words(line, language))]
+
+    def _side(self, language):
+        """Which side's subword model ``language`` is: 2 for the target language of a run between
+        two languages, else 1 (a run within one language has one subword model)."""
+        data = self.config.data if self.config else None
+        return 2 if data and language == data.lang2 and data.lang1 != data.lang2 else 1
+
+    def _language(self, side):
+        data = self.config.data if self.config else None
+        return (data.lang1 if side == 1 else data.lang2) if data else "en"
+
+
+def _warn_if_untokenized(path):
+    """Training files that look like raw text, read as tokenized (--tokenize=pretokenized): a warning."""
+    if looks_untokenized(read_sentences(path)):
+        print(f"warning: {path} looks untokenized (punctuation glued to words, e.g. 'Tom.'); it is read as "
+              "tokenized text (--tokenize=pretokenized): give --tokenize=moses to tokenize it, and with it every "
+              "test and query input", file=sys.stderr)

@@ -1,0 +1,55 @@
+"""Using a trained model from Python:
+
+    from rnnpb_nmt import load
+    model = load("runs/en-de")                                     # once: weights, vocabularies, subwords
+    model.translate(["How are you?"])                              # ['Wie geht es dir?']
+    model.translate(["How are you?"], nbest=3)                     # [[Translation(text, score, token_scores), ...]]
+
+Input is raw text, prepared as the run prepared its training data (``--tokenize``, ``--subword``);
+output is raw text. Calls are batched (``--test_batch_size`` sentences at once, on every core).
+"""
+
+from rnnpb_nmt import registry
+from rnnpb_nmt.config import SECTIONS, check_ranges, fields
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.infer import parallel
+from rnnpb_nmt.infer.prediction import translate_nbest_lines
+from rnnpb_nmt.infer.translator import Translator
+from rnnpb_nmt.train.workdir import WorkingDir
+
+
+class TrainedModel:
+    """A trained model of a working directory, its task and its translation settings."""
+
+    def __init__(self, working_dir, **settings):
+        models = registry.models()
+        inference = {f.name for f in fields(SECTIONS["inference"])}
+        unknown = sorted(set(settings) - inference)
+        if unknown:
+            raise UserError(f"load: unknown setting(s) {', '.join(unknown)} (translation settings: "
+                            f"{', '.join(sorted(inference))})")
+        check_ranges(settings)
+        model = WorkingDir(working_dir).load_model(models, settings)
+        self.working_dir, self.config = working_dir, model.config
+        self.translator = Translator(model)
+        self.task = registry.tasks()[model.config.data.task](model.config, working_dir)
+
+    def translate(self, lines, nbest=1, reverse=False):
+        """Raw sentences -> their translations: with ``nbest=1`` one string each; else, for each,
+        its ``nbest`` best ``Translation``s (text, score, token_scores), best first. ``reverse``:
+        B -> A, for a model that translates both ways."""
+        if isinstance(lines, str):
+            raise UserError("translate: give a list of sentences, not one string")
+        found = translate_nbest_lines(self.translator, self.task, list(lines), nbest, reverse)
+        return [hypotheses[0].text for hypotheses in found] if nbest == 1 else found
+
+    def score(self, lines, nbest=1, reverse=False):
+        """As ``translate``, but always the ``Translation``s (with their scores)."""
+        return translate_nbest_lines(self.translator, self.task, list(lines), nbest, reverse)
+
+
+def load(working_dir, **settings):
+    """The trained model of ``working_dir``, with translation settings (``beam_size=5``,
+    ``length_penalty=0.6``, ...: the inference flags of ``docs/flags.md``) replacing the saved ones."""
+    parallel.use_cores_for_batches()
+    return TrainedModel(working_dir, **settings)

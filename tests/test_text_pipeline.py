@@ -1,0 +1,140 @@
+"""One text pipeline per run (rnnpb_nmt/data/text.py): raw text -> words -> symbols and back, the
+same at training, test and translation time; SentencePiece models trained on the training files
+and kept with the run."""
+
+import pytest
+from sacremoses import MosesDetokenizer
+
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.data.dataset import read_sentences
+from rnnpb_nmt.data.text import SUBWORD_MODELS, TextPipeline, looks_untokenized
+from rnnpb_nmt.data.vocabulary import UNK_ID
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.tasks.translation.task import TranslationTask
+
+from helpers import SHARED_DATA
+
+RAW = ["Tom isn't here.", "Where are you going?", "\"Hello,\" she said.", "It costs 3.50 euros!"]
+
+
+def raw_copy(tokenized_path, raw_path, language):
+    """A raw-text version of a tokenized file (what a user's untokenized corpus looks like)."""
+    detokenizer = MosesDetokenizer(lang=language)
+    lines = [detokenizer.detokenize(tokens) for tokens in read_sentences(tokenized_path)]
+    raw_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return lines
+
+
+def test_pretokenized_reads_files_as_they_are_and_moses_tokenizes_only_query_input():
+    text = TextPipeline("pretokenized")
+    assert text.words("Tom isn &apos;t here .", "en") == ["Tom", "isn", "&apos;t", "here", "."]
+    assert text.query_words("Tom isn't here.", "en") == ["Tom", "isn", "&apos;t", "here", "."]
+    assert text.restore(["Tom", "isn", "&apos;t", "here", "."], 2, "en") == "Tom isn't here."
+
+
+def test_moses_tokenizes_files_and_queries_alike_and_restores_the_raw_line():
+    text = TextPipeline("moses")
+    for line in RAW:
+        words = text.words(line, "en")
+        assert words == text.query_words(line, "en")
+        assert text.restore(text.symbols(words, 1), 1, "en") == line
+    assert text.words("Where are you going?", "en")[-1] == "?"
+
+
+def test_none_splits_at_whitespace_everywhere_and_joins_with_spaces():
+    text = TextPipeline("none")
+    assert text.words("a  b\tc.", "en") == text.query_words("a  b\tc.", "en") == ["a", "b", "c."]
+    assert text.restore(["a", "b", "c."], 2, "en") == "a b c."
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_sentencepiece_pieces_decode_to_exactly_their_words_unseen_characters_included(demo_data, kind):
+    text = TextPipeline("none", "sentencepiece")
+    train = read_sentences(demo_data / "train.en")
+    text.train_subwords(train, read_sentences(demo_data / "train.de"), 150, kind, shared=False)
+    pieces = text.symbols(train[0], 1)
+    assert len(pieces) >= len(train[0]) and any(p.startswith("\u2581") for p in pieces)
+    for words in [*train[:50], ["Zoë", "sees", "ünknown", "字", "&amp;", "."]]:
+        assert text.unsubword(text.symbols(words, 1), 1) == words
+    assert text.symbols([], 1) == [] and text.unsubword([], 1) == []
+
+
+def test_sentencepiece_training_is_repeatable_and_the_models_are_kept_with_the_run(demo_data, tmp_path):
+    train1, train2 = read_sentences(demo_data / "train.en"), read_sentences(demo_data / "train.de")
+    first, second = TextPipeline("none", "sentencepiece"), TextPipeline("none", "sentencepiece")
+    first.train_subwords(train1, train2, 120, "unigram", shared=False)
+    second.train_subwords(train1, train2, 120, "unigram", shared=False)
+    assert first.models == second.models and first.models[0] != first.models[1]
+    first.save(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(SUBWORD_MODELS)
+    config = Config().replace(tokenize="none", subword="sentencepiece")
+    loaded = TextPipeline.of(config.data, str(tmp_path))
+    assert loaded.symbols(train2[3], 2) == first.symbols(train2[3], 2)
+
+
+def test_a_run_whose_subword_model_is_missing_or_damaged_says_so_in_one_line(tmp_path):
+    config = Config().replace(tokenize="none", subword="sentencepiece")
+    with pytest.raises(UserError, match=r"^--subword=sentencepiece: the run's subword model is missing \(.*subword1.model\)$"):
+        TextPipeline.of(config.data, str(tmp_path)).symbols(["a"], 1)
+    (tmp_path / "subword1.model").write_bytes(b"\x00garbage\xff")
+    with pytest.raises(UserError, match=r"^.*subword1.model: corrupted \(not a SentencePiece model\)$"):
+        TextPipeline.of(config.data, str(tmp_path)).symbols(["a"], 1)
+
+
+def test_the_query_of_a_raw_run_has_no_unknown_word_that_training_did_not_have(demo_data, tmp_path):
+    files = raw_corpus(demo_data, tmp_path)
+    config = Config().replace(tokenize="moses", lang1="en", lang2="de")
+    task = TranslationTask(config, str(tmp_path))
+    corpus = task.load_corpus(files, config)
+    glued = (tmp_path / "train.en").read_text(encoding="utf-8").splitlines()[:20]  # "dog." would be <unk> without Moses
+    assert all(UNK_ID not in corpus.vocab1.encode(symbols) for symbols in task.tokenize(glued, "en"))
+    assert any(UNK_ID in corpus.vocab1.encode(TextPipeline("none").words(line, "en")) for line in glued)
+
+
+def test_untokenized_files_are_recognised_and_tokenized_ones_are_not(demo_data, tmp_path):
+    raw_copy(demo_data / "train.en", tmp_path / "raw.en", "en")
+    assert looks_untokenized(read_sentences(tmp_path / "raw.en"))
+    assert not looks_untokenized(read_sentences(demo_data / "train.en"))
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_the_thesis_data_do_not_look_untokenized():
+    for language in ("en", "de"):
+        assert not looks_untokenized(read_sentences(SHARED_DATA / "easy" / "easy20000" / f"train.{language}"))
+
+
+def raw_corpus(demo_data, tmp_path):
+    files = {}
+    for part in ("train", "dev", "test"):
+        for language in ("en", "de"):
+            raw_copy(demo_data / f"{part}.{language}", tmp_path / f"{part}.{language}", language)
+        files[f"{part}_set1"], files[f"{part}_set2"] = str(tmp_path / f"{part}.en"), str(tmp_path / f"{part}.de")
+    return files
+
+
+def test_a_raw_corpus_is_read_through_moses_and_sentencepiece_and_scored_on_raw_text(demo_data, tmp_path):
+    files = raw_corpus(demo_data, tmp_path)
+    config = Config().replace(tokenize="moses", subword="sentencepiece", subword_vocab=100, lang1="en", lang2="de")
+    task = TranslationTask(config, str(tmp_path))
+    corpus = task.load_corpus(files, config)
+    assert any(w.startswith("\u2581") for w in corpus.vocab1.itos) and "." in "".join(corpus.vocab2.itos)
+    sources, references, path = task.read_test(files["test_set1"], None, "de")
+    assert path == files["test_set2"] and len(sources) == len(references)
+    raw_references = (tmp_path / "test.de").read_text(encoding="utf-8").splitlines()
+    assert task.output_lines(sources, references) == raw_references
+    perfect = task.score(sources, references, references, "de")
+    assert perfect["bleu"] == pytest.approx(100) and perfect["bleu_detokenized"] == pytest.approx(100)
+    assert "tok:13a" in perfect["sacrebleu_signature"]
+    assert task.tokenize(["Der Mann sieht den Hund."], "en")[0] == task.text.symbols(
+        task.text.words("Der Mann sieht den Hund.", "en"), 1)
+
+
+def test_a_pretokenized_run_given_raw_files_warns_once(demo_data, tmp_path, capsys):
+    files = raw_corpus(demo_data, tmp_path)
+    config = Config().replace(lang1="en", lang2="de")
+    TranslationTask(config).load_corpus(files, config)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "looks untokenized" in line]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: {files['train_set1']} looks untokenized")
+    TranslationTask(config).load_corpus({k: str(demo_data / v.rsplit("/", 1)[1]) for k, v in files.items()}, config)
+    assert "looks untokenized" not in capsys.readouterr().err

@@ -1,0 +1,181 @@
+"""From raw text to raw text (issue 43): a run trained on raw files with Moses and SentencePiece,
+tested, and used through translate mode, --query and the Python API, which all agree."""
+
+import io
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from rnnpb_nmt import cli, load
+from rnnpb_nmt.errors import UserError
+
+from helpers import ROOT, run_nmt, train_args
+from test_text_pipeline import raw_corpus
+
+
+@pytest.fixture(scope="module")
+def raw_run(demo_data, tmp_path_factory):
+    """(working directory, raw data folder) of a seq-to-seq model trained on raw text for 3 epochs."""
+    data = tmp_path_factory.mktemp("raw_data")
+    raw_corpus(demo_data, data)
+    wd = tmp_path_factory.mktemp("raw_run") / "wd"
+    run_nmt(*train_args(data, wd, "--model=encdec", "--max_epochs=3", "--learning_rate=0.01", "--beam_size=4",
+                        "--tokenize=moses", "--subword=sentencepiece", "--subword_vocab=150"))
+    return wd, data
+
+
+def rnnpb_nmt(args, capsys, stdin=None, monkeypatch=None):
+    """The command in this process: (exit status, stdout, stderr)."""
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    status = cli.console_main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.slow
+def test_the_run_keeps_its_preparation_and_tests_on_raw_text(raw_run, capsys):
+    wd, data = raw_run
+    saved = json.loads((wd / "hparams.json").read_text())
+    assert (saved["tokenize"], saved["subword"], saved["subword_vocab"]) == ("moses", "sentencepiece", 150)
+    assert (wd / "subword1.model").is_file() and (wd / "subword2.model").is_file()
+    vocabulary = (wd / "vocab2.txt").read_text(encoding="utf-8").split("\n")
+    assert any(piece.startswith("\u2581") for piece in vocabulary)
+    assert rnnpb_nmt(["--do_testing", f"--test_set={data}/test.en", f"--working_dir={wd}"], capsys)[0] == 0
+    stats = json.loads((wd / "testing_stats.json").read_text())
+    lines = (wd / "test_trans.txt").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == stats["sentences"] == len((data / "test.en").read_text().splitlines())
+    assert "\u2581" not in "".join(lines) and not any(line.endswith(" .") for line in lines)  # raw text
+    assert stats["bleu"] >= 0 and "nrefs:1" in stats["sacrebleu_signature"]
+
+
+@pytest.mark.slow
+def test_translate_mode_query_and_the_api_agree_with_testing(raw_run, capsys, monkeypatch, tmp_path):
+    wd, data = raw_run
+    assert rnnpb_nmt(["--do_testing", f"--test_set={data}/test.en", f"--working_dir={wd}"], capsys)[0] == 0
+    tested = (wd / "test_trans.txt").read_text(encoding="utf-8").splitlines()
+    out = tmp_path / "out.de"
+    status, _, _ = rnnpb_nmt(["translate", f"--working_dir={wd}", "-i", data / "test.en", "-o", out], capsys)
+    assert status == 0 and out.read_text(encoding="utf-8").splitlines() == tested
+    sources = (data / "test.en").read_text(encoding="utf-8").splitlines()
+    status, answered, _ = rnnpb_nmt(["--query=-", f"--working_dir={wd}"], capsys,
+                                    stdin="\n".join(sources[:5]).encode() + b"\n\n", monkeypatch=monkeypatch)
+    assert answered.split("\n") == tested[:5] + ["", ""]
+    status, one, _ = rnnpb_nmt([f"--query={sources[2]}", f"--working_dir={wd}"], capsys)
+    assert one == tested[2] + "\n"
+    model = load(str(wd))
+    assert model.translate(sources[:7]) == tested[:7]
+
+
+@pytest.mark.slow
+def test_nbest_lines_are_best_first_with_scores_that_sum_their_symbols(raw_run, capsys):
+    wd, data = raw_run
+    sources = (data / "test.en").read_text(encoding="utf-8").splitlines()[:4]
+    (data / "four.en").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    status, out, _ = rnnpb_nmt(["translate", f"--working_dir={wd}", "-i", data / "four.en", "--nbest=3",
+                                "--token_scores"], capsys)
+    rows = [line.split(" ||| ") for line in out.splitlines()]
+    assert status == 0 and [int(r[0]) for r in rows] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    best = load(str(wd)).translate(sources)
+    for n in range(4):
+        mine = rows[3 * n: 3 * n + 3]
+        assert mine[0][1] == best[n]
+        scores = [float(r[2]) for r in mine]
+        assert scores == sorted(scores, reverse=True)  # --length_penalty 0: the beam's rank is the score
+        for r in mine:
+            assert sum(map(float, r[3].split())) == pytest.approx(float(r[2]), abs=2e-3)
+    hypotheses = load(str(wd)).translate(sources[:1], nbest=2)[0]
+    assert [h.text for h in hypotheses] == [r[1] for r in rows[:2]]
+
+
+@pytest.mark.slow
+def test_query_from_a_pipe_answers_each_line_before_the_next_arrives(raw_run):
+    wd, _ = raw_run
+    proc = subprocess.Popen([sys.executable, str(ROOT / "nmt.py"), "--query=-", f"--working_dir={wd}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    timer = threading.Timer(600, proc.kill)  # a hung translator fails the test instead of the suite
+    timer.start()
+    try:
+        answers = []
+        for line in ("The dog sees the cat.", "A man walks."):
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()  # the pipe stays open: an answer now can only come line by line
+            answers.append(proc.stdout.readline())
+        proc.stdin.close()
+        assert proc.wait() == 0 and proc.stdout.read() == b""
+    finally:
+        timer.cancel()
+    assert all(a.endswith(b"\n") and a.strip() for a in answers)
+
+
+@pytest.mark.slow
+def test_a_subword_run_resumes_with_its_subword_models(raw_run, tmp_path):
+    _, data = raw_run
+    wd = tmp_path / "wd"
+    args = train_args(data, wd, "--model=encdec", "--tokenize=moses", "--subword=sentencepiece",
+                      "--subword_vocab=150", "--subword_type=bpe")
+    run_nmt(*args, "--max_epochs=1")
+    before = [(wd / name).read_bytes() for name in ("subword1.model", "vocab1.txt")]
+    run_nmt("--do_training", f"--working_dir={wd}", "--max_epochs=2")
+    assert [(wd / name).read_bytes() for name in ("subword1.model", "vocab1.txt")] == before
+    assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
+
+
+@pytest.mark.slow
+def test_translate_mode_refusals_are_one_line_and_keep_an_existing_output(raw_run, capsys, tmp_path):
+    wd, data = raw_run
+    out = tmp_path / "out.txt"
+    out.write_text("earlier work\n")
+    for args, message in [
+        (["-i", tmp_path / "missing.en", "-o", out], f"error: --input={tmp_path / 'missing.en'}: no such file"),
+        (["-i", data / "test.en", "-o", data / "test.en"], "the same file as --input"),
+        (["-i", data / "test.en", "--nbest=20"], "--nbest=20: must be from 1 to --beam_size=4"),
+        (["-i", data / "test.en", "--nbest=0"], "--nbest=0: must be >= 1"),
+    ]:
+        status, _, err = rnnpb_nmt(["translate", f"--working_dir={wd}", *args], capsys)
+        assert status == 1 and len(err.splitlines()) == 1 and message in err, err
+    assert out.read_text() == "earlier work\n" and not (tmp_path / "out.txt.tmp").exists()
+
+
+def test_translation_flags_without_their_mode_are_refused(capsys, tmp_path):
+    for args, message in [(["--do_testing", "--test_set=x", "--nbest=2"], "--nbest/--scores/--token_scores: only with"),
+                          (["--query=hi", "-o", "x"], "--input/--output: only with --translate"),
+                          (["--query=hi", "--translate"], "--query and --translate: give one")]:
+        status, _, err = rnnpb_nmt([*args, f"--working_dir={tmp_path}"], capsys)
+        assert status == 1 and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_the_api_refuses_unknown_settings_in_one_line(tmp_path):
+    with pytest.raises(UserError, match=r"^load: unknown setting\(s\) beam \(translation settings: .*beam_size, "):
+        load(str(tmp_path), beam=3)
+
+
+@pytest.mark.slow
+def test_binary_input_ends_the_stream_in_one_line_after_the_lines_before_it(raw_run, capsys, monkeypatch):
+    wd, _ = raw_run
+    status, out, err = rnnpb_nmt(["--query=-", f"--working_dir={wd}"], capsys,
+                                 stdin=b"The dog sleeps.\n\x00\x01\x02binary\nThe cat.\n", monkeypatch=monkeypatch)
+    assert status == 1 and err == "error: stdin:2: binary data (a NUL byte), not text\n"
+    assert len(out.splitlines()) == 1 and out.strip()
+
+
+@pytest.mark.slow
+def test_nbest_scores_are_the_models_scores_of_those_translations(raw_run):
+    import numpy as np
+    import tensorflow as tf
+
+    from rnnpb_nmt.data.dataset import encode_all
+
+    wd, data = raw_run
+    model = load(str(wd))
+    source = (data / "test.en").read_text(encoding="utf-8").splitlines()[5]
+    symbols = model.task.tokenize([source], "en")[0]
+    found = model.translator.translate_nbest([symbols], 3)[0]
+    net = model.translator.model
+    src = tf.constant(np.stack([encode_all(net.vocab1, [symbols])[0]] * len(found)))
+    tgt = tf.ragged.constant([list(ids) for ids in encode_all(net.vocab2, [h.tokens for h in found])]).to_tensor()
+    cross_entropy, _ = net.score_targets({"src": src, "tgt": tgt, "index": tf.range(len(found))})
+    assert -cross_entropy.numpy() == pytest.approx([h.score for h in found], abs=1e-3)
