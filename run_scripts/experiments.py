@@ -14,6 +14,7 @@ FINAL_RNNPB = ("--pb_learning_rate=0.01 --binding_strength=1.0 --bind_hard --max
 EXP1_RNNPB = ("--num_PB=128 --pb_learning_rate=0.01 --max_recog_epochs=500 --model=rnnpbnmt --autoencode "
               "--bind_hard --binding_strength=1.0").split()
 VOCAB = ["--vocab1_max=30000", "--vocab2_max=30000"]
+SUBWORDS = ["--tokenize=moses", "--subword=sentencepiece", "--subword_vocab=4000"]
 # Recognition as the thesis's code ran it. Dev: on a batch's loss, which never stalled, so every
 # sentence ran to --max_recog_epochs; the mean loss of 64 sentences clipped at 1.0, per sentence a
 # clip at sqrt(64) * 1.0 = 8. Test: one sentence at a time, clipped at 1.0 (its early stopping and
@@ -69,5 +70,12 @@ EXPERIMENTS = {
         # adds to the thesis's seq-to-seq baseline on the same data and flags.
         row("encdec20000_attention", "easy/easy20000", "de",
             ["--early_stopping_steps=20", *VOCAB, *ENCDEC, "--attention=content"], None),
+        # Not the thesis's: the same on the same data detokenized, prepared by the run (Moses, then
+        # SentencePiece pieces; issue 43), to show what subwords buy against the word-level row above.
+        dict(row("encdec20000_attention_sentencepiece", "easy/easy20000", "de",
+                 ["--early_stopping_steps=20", *ENCDEC, "--attention=content", *SUBWORDS], None),
+             raw=True, note="trained and tested on the data Moses-detokenized (raw text), prepared by the run: "
+                            "Moses tokens, then 4000 SentencePiece unigram pieces per language; its dev perplexity "
+                            "is per piece, not per word"),
     ],
 }

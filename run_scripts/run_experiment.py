@@ -21,6 +21,7 @@ import tensorflow as tf
 HERE = os.path.dirname(os.path.abspath(__file__))
 from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
 from rnnpb_nmt import registry  # noqa: E402
+from rnnpb_nmt.data.files import write_text  # noqa: E402
 from rnnpb_nmt.train import loop as training  # noqa: E402
 from rnnpb_nmt.train import workdir  # noqa: E402
 
@@ -42,8 +43,29 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {len(gpus)} x {name}"
 
 
+def raw_copy(folder, out, languages):
+    """The files of a tokenized data ``folder`` Moses-detokenized into ``out`` (once): raw text, for
+    a row that prepares its own (``raw=True``). Returns ``out``."""
+    from sacremoses import MosesDetokenizer
+
+    os.makedirs(out, exist_ok=True)
+    for part in ("train", "dev", "test"):
+        for language in languages:
+            target = os.path.join(out, f"{part}.{language}")
+            if os.path.isfile(target):
+                continue
+            detokenizer = MosesDetokenizer(lang=language)
+            with open(os.path.join(folder, f"{part}.{language}"), encoding="utf-8") as f:
+                lines = [detokenizer.detokenize(line.split()) for line in f]
+            write_text(target, "".join(line + "\n" for line in lines))
+    return out
+
+
 def commands(row, data, working_dir):
     d = os.path.join(data, row["folder"])
+    if row.get("raw"):
+        d = raw_copy(d, os.path.join(os.path.dirname(os.path.dirname(working_dir)), "raw_data", row["folder"]),
+                     sorted({"en", row["target"]}))
     files = [f"--train_set1={d}/train.en", f"--train_set2={d}/train.{row['target']}",
              f"--dev_set1={d}/dev.en", f"--dev_set2={d}/dev.{row['target']}"]
     train = [sys.executable, "-u", NMT, *TRAINING, *row["flags"], *files, f"--working_dir={working_dir}"]
@@ -82,7 +104,7 @@ def summarize(row, working_dir, train, test):
             "best_dev_perplexity": training["best_dev_perplexity"], "epochs": len(training["epochs"]),
             "best_epoch": training["best_epoch"], "train_seconds": round(training["total_seconds"]),
             "test_seconds": round(testing["testing_time"]), "machine": machine(),
-            "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"]}
+            "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"], **({"note": row["note"]} if row.get("note") else {})}
 
 
 def record(experiment, result):

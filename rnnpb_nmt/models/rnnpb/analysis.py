@@ -75,8 +75,8 @@ def decode_bleu(model, pbs, pairs):
     """BLEU (multi-bleu on tokenized text) of B's beam search from PBs ``pbs`` against the
     targets of ``pairs``, with the translation settings (beam, length cap from the source)."""
     inference, lm = model.config.inference, model.lm_b
-    fn = tf.function(lambda pb, lengths: search.beam_search(lm.step, lm.start_state(pb), lengths,
-                                                            inference.beam_size)[0],
+    fn = tf.function(lambda pb, lengths: search.beam_search(lm.step, lm.start_state(pb), lengths, inference.beam_size,
+                                                            inference.length_penalty)[0],
                      input_signature=[tf.TensorSpec([None, pbs.shape[1]], tf.float32), tf.TensorSpec([None], tf.int32)])
     size, outputs = inference.test_batch_size, []
     lengths = np.maximum(1, np.ceil(inference.max_trans_ratio * np.array([len(s) for s, _ in pairs]))).astype(np.int32)
