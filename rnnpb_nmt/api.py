@@ -4,6 +4,7 @@
     model = load("runs/en-de")                                     # once: weights, vocabularies, subwords
     model.translate(["How are you?"])                              # ['Wie geht es dir?']
     model.translate(["How are you?"], nbest=3)                     # [[Translation(text, score, token_scores), ...]]
+    model.translate(["How are you?"], scores=True)                 # [[Translation(...)]]: the best, with its scores
 
 Input is raw text, prepared as the run prepared its training data (``--tokenize``, ``--subword``);
 output is raw text. Calls are batched (``--test_batch_size`` sentences at once, on every core).
@@ -34,19 +35,14 @@ class TrainedModel:
         self.translator = Translator(model)
         self.task = registry.tasks()[model.config.data.task](model.config, working_dir)
 
-    def translate(self, lines, nbest=1, reverse=False):
-        """Raw sentences -> their translations: with ``nbest=1`` one string each; else, for each,
-        its ``nbest`` best ``Translation``s (text, score, token_scores), best first. ``reverse``:
-        B -> A, for a model that translates both ways."""
+    def translate(self, lines, nbest=1, scores=False, reverse=False):
+        """Raw sentences -> their translations: one string each; with ``nbest`` > 1 or ``scores``,
+        for each its ``nbest`` best ``Translation``s (text, score, token_scores), best first.
+        ``reverse``: B -> A, for a model that translates both ways."""
         if isinstance(lines, str):
             raise UserError("translate: give a list of sentences, not one string")
         found = translate_nbest_lines(self.translator, self.task, list(lines), nbest, reverse)
-        return [hypotheses[0].text for hypotheses in found] if nbest == 1 else found
-
-    def score(self, lines, nbest=1, reverse=False):
-        """As ``translate``, but always the ``Translation``s (with their scores)."""
-        return translate_nbest_lines(self.translator, self.task, list(lines), nbest, reverse)
-
+        return found if nbest > 1 or scores else [hypotheses[0].text for hypotheses in found]
 
 def load(working_dir, **settings):
     """The trained model of ``working_dir``, with translation settings (``beam_size=5``,

@@ -8,6 +8,7 @@ copying of length-64 sequences, the longest of the paper's training lengths).
     python3 run_scripts/benchmark.py --part=memory_lstms [--quick]   # the memory-LSTM keys alone
     python3 run_scripts/benchmark.py --part=hard_attention [--quick] [--inflection_dir DIR]
     python3 run_scripts/benchmark.py --part=translation_cost --bound_dir=DIR --seq2seq_dir=DIR --test_set=FILE
+    python3 run_scripts/benchmark.py --part=translate_mode --working_dirs=DIR1,DIR2 --test_set=FILE
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -239,6 +240,30 @@ def bench_translation_cost(bound_dir, seq2seq_dir, test_set, warmup=8):
     return results
 
 
+def bench_translate_mode(working_dirs, test_set, out):
+    """Sentences per second of translate mode (``--translate -i test_set -o FILE``: raw lines read as
+    they come, batched, prepared by the run's pipeline, n-best 1) against ``--do_testing`` of the same
+    file (read whole, batched, scored), for each trained working directory, in this process on the
+    same loaded model. Each first translates 8 sentences untimed (tracing)."""
+    from rnnpb_nmt.infer import streaming
+
+    results = {}
+    for working_dir in working_dirs:
+        model = workdir.load_model(working_dir, registry.models())
+        task = registry.tasks()[model.config.data.task](model.config, working_dir)
+        translator, name = Translator(model), os.path.basename(os.path.normpath(working_dir))
+        with open(test_set, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        prediction.translate_lines(translator, task, lines[:8])
+        started = time.perf_counter()
+        streaming.translate_file(translator, task, test_set, os.path.join(out, "translate_mode.txt"))
+        results[f"translate_mode_sentences_per_second_{name}"] = len(lines) / (time.perf_counter() - started)
+        stats = prediction.test(translator, task, test_set, out, log=lambda m: None)
+        results[f"do_testing_sentences_per_second_{name}"] = stats["sentences"] / stats["testing_time"]
+    results["translate_mode_test_sentences"] = len(lines)
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 2 minutes on 2 cores")
@@ -249,10 +274,13 @@ def main():
     parser.add_argument("--save", action="store_true",
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
-    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost"], default="all",
+    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost", "translate_mode"],
+                        default="all",
                         help="memory_lstms: only the memory-LSTM training steps (no thesis data needed); "
                              "hard_attention: only its test speed; translation_cost: only the bound model against "
-                             "the seq-to-seq on --test_set; each saved apart from the other keys")
+                             "the seq-to-seq on --test_set; translate_mode: translate mode against --do_testing of "
+                             "--working_dirs on --test_set; each saved apart from the other keys")
+    parser.add_argument("--working_dirs", help="translate_mode: trained working directories, comma-separated")
     parser.add_argument("--inflection_dir", help="trained hard-attention working directory for its test speed")
     parser.add_argument("--bound_dir", help="translation_cost: a trained bound RNNPB working directory")
     parser.add_argument("--seq2seq_dir", help="translation_cost: a trained seq-to-seq working directory")
@@ -260,11 +288,20 @@ def main():
     args = parser.parse_args()
     if args.part == "translation_cost" and not (args.bound_dir and args.seq2seq_dir and args.test_set):
         parser.error("--part=translation_cost needs --bound_dir, --seq2seq_dir and --test_set")
+    if args.part == "translate_mode" and not (args.working_dirs and args.test_set):
+        parser.error("--part=translate_mode needs --working_dirs and --test_set")
     results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
     if args.part == "translation_cost":
         parallel.use_cores_for_batches()  # as nmt.py --do_testing runs
         try:
             results.update(bench_translation_cost(args.bound_dir, args.seq2seq_dir, args.test_set))
+        except (UserError, OSError) as e:
+            parser.error(str(e))
+    if args.part == "translate_mode":
+        parallel.use_cores_for_batches()
+        os.makedirs(args.out, exist_ok=True)
+        try:
+            results.update(bench_translate_mode(args.working_dirs.split(","), args.test_set, args.out))
         except (UserError, OSError) as e:
             parser.error(str(e))
     if args.part == "all":

@@ -61,6 +61,29 @@ def run_nmt(*args, stdin=None, check=True):
     return proc
 
 
+def cli_in_process(args, capsys, stdin=None, monkeypatch=None):
+    """The ``rnnpb-nmt`` command run in this process, without a new interpreter and TensorFlow import
+    (most of a subprocess's seconds): (exit status, stdout, stderr). ``stdin``: bytes to read (needs
+    ``monkeypatch``). The signal handlers the command installs are put back afterwards."""
+    import io
+    import signal
+
+    from rnnpb_nmt import cli
+
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        status = cli.console_main([str(a) for a in args])
+    except SystemExit as stop:  # argparse's errors
+        status = stop.code
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def train_args(data, working_dir, *extra):
     return ["--do_training", f"--train_set1={data}/train.en", f"--train_set2={data}/train.de",
             f"--dev_set1={data}/dev.en", f"--dev_set2={data}/dev.de", f"--working_dir={working_dir}",

@@ -1,7 +1,6 @@
 """From raw text to raw text (issue 43): a run trained on raw files with Moses and SentencePiece,
 tested, and used through translate mode, --query and the Python API, which all agree."""
 
-import io
 import json
 import subprocess
 import sys
@@ -9,10 +8,10 @@ import threading
 
 import pytest
 
-from rnnpb_nmt import cli, load
+from rnnpb_nmt import load
 from rnnpb_nmt.errors import UserError
 
-from helpers import ROOT, run_nmt, train_args
+from helpers import ROOT, cli_in_process, run_nmt, train_args
 from test_text_pipeline import raw_corpus
 
 
@@ -29,11 +28,7 @@ def raw_run(demo_data, tmp_path_factory):
 
 def rnnpb_nmt(args, capsys, stdin=None, monkeypatch=None):
     """The command in this process: (exit status, stdout, stderr)."""
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    status = cli.console_main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return cli_in_process(args, capsys, stdin, monkeypatch)
 
 
 @pytest.mark.slow
@@ -68,6 +63,10 @@ def test_translate_mode_query_and_the_api_agree_with_testing(raw_run, capsys, mo
     assert one == tested[2] + "\n"
     model = load(str(wd))
     assert model.translate(sources[:7]) == tested[:7]
+    best = model.translate(sources[:2], scores=True)
+    assert [found[0].text for found in best] == tested[:2] and all(len(found) == 1 for found in best)
+    with pytest.raises(UserError, match="^translate: give a list of sentences, not one string$"):
+        model.translate(sources[0])
 
 
 @pytest.mark.slow
