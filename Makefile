@@ -50,8 +50,8 @@ demo: venv
 	$(PYTHON) data/generate_demo.py --out $(DEMO)/raw --train 4000 --raw
 	rm -rf $(DEMO)/subword
 	$(PYTHON) nmt.py --do_training --model=encdec --attention=content --tokenize=moses \
-	  --subword=sentencepiece --subword_vocab=500 \
-	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=12 \
+	  --subword=sentencepiece --subword_vocab=1000 \
+	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=25 \
 	  --train_set1=$(DEMO)/raw/train.en --train_set2=$(DEMO)/raw/train.de \
 	  --dev_set1=$(DEMO)/raw/dev.en --dev_set2=$(DEMO)/raw/dev.de --working_dir=$(DEMO)/subword
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/raw/test.en --working_dir=$(DEMO)/subword
