@@ -17,7 +17,7 @@ from rnnpb_nmt.train import workdir
 from rnnpb_nmt.tasks.translation.task import TranslationTask
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import models, run_nmt, translator_of
+from helpers import cli_in_process, models, translator_of
 from test_rnnpb import first_batch, make_model, random_corpus
 
 
@@ -137,7 +137,7 @@ def test_hard_binding_has_bound_distance_and_ratio_zero(tmp_path, demo_data):
     assert (tmp_path / "fig5_3_bound_pairs.png").is_file()
 
 
-def test_seq2seq_analysis_has_the_generic_figures_only(trained_encdec):
-    run_nmt("--analyze", f"--working_dir={trained_encdec}")
+def test_seq2seq_analysis_has_the_generic_figures_only(trained_encdec, capsys):
+    assert cli_in_process(["--analyze", f"--working_dir={trained_encdec}"], capsys)[0] == 0
     summary = json.loads((trained_encdec / "analysis" / "summary.json").read_text())
     assert list(summary["figures"].values()) == ["fig5_2_perplexity.png"] and len(summary["translations"]) == 10

@@ -19,7 +19,7 @@ from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
 from rnnpb_nmt.train.stats import EpochRecord, RunStatistics
 
-from helpers import ROOT, models, run_nmt, train_args, untrained_working_dir
+from helpers import ROOT, cli_in_process, models, run_nmt, train_args, untrained_working_dir
 from test_training import setup  # noqa: F401 (a fixture: a tiny seq-to-seq's Trainer and the demo corpus)
 
 
@@ -269,14 +269,15 @@ def test_a_resumed_run_keeps_the_epochs_of_the_uninterrupted_one(setup, tmp_path
 
 
 @pytest.mark.slow  # trains through the command line
-def test_the_flags_keep_average_and_refuse_through_the_command_line(demo_data, tmp_path):
+def test_the_flags_keep_average_and_refuse_through_the_command_line(demo_data, tmp_path, capsys, monkeypatch):
     wd = tmp_path / "wd"
     run_nmt(*train_args(demo_data, wd, "--model=encdec", "--seed=3", "--max_epochs=3", "--keep_checkpoints=2"))
     assert json.loads((wd / "hparams.json").read_text())["keep_checkpoints"] == 2
     assert {p.name.split(".")[0] for p in (wd / "epochs").iterdir()} >= {"epoch-2", "epoch-3"}
-    answer = run_nmt("--query=-", f"--working_dir={wd}", "--average_checkpoints=2", stdin="the dog sees a cat .\n")
-    assert answer.stdout.count("\n") == 1
-    assert answer.stderr.splitlines()[-1] == f"{wd}: the mean of the weights of epochs 2, 3"
-    refused = run_nmt("--query=a dog", f"--working_dir={wd}", "--average_checkpoints=3", check=False)
-    assert refused.returncode == 1 and refused.stderr == (f"error: --average_checkpoints=3: {wd}/epochs holds the "
-                                                          "last 2 epochs (train with --keep_checkpoints=3)\n")
+    status, answer, err = cli_in_process(["--query=-", f"--working_dir={wd}", "--average_checkpoints=2"], capsys,
+                                         stdin=b"the dog sees a cat .\n", monkeypatch=monkeypatch)
+    assert status == 0 and answer.count("\n") == 1
+    assert err.splitlines()[-1] == f"{wd}: the mean of the weights of epochs 2, 3"
+    status, _, err = cli_in_process(["--query=a dog", f"--working_dir={wd}", "--average_checkpoints=3"], capsys)
+    assert status == 1 and err == (f"error: --average_checkpoints=3: {wd}/epochs holds the "
+                                   "last 2 epochs (train with --keep_checkpoints=3)\n")

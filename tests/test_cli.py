@@ -37,10 +37,11 @@ def test_testing_writes_translations_and_bleu(trained_encdec, demo_data):
     assert stats["testing_time"] > 0 and f"BLEU = {stats['bleu']:.2f}" in proc.stdout
 
 
-def test_restored_model_translates_like_the_command_line(trained_encdec, demo_data):
-    run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
+def test_restored_model_translates_like_the_command_line(trained_encdec, demo_data, capsys):
+    testing = ["--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}"]
+    assert cli_in_process(testing, capsys)[0] == 0
     first = (trained_encdec / "test_trans.txt").read_text()
-    run_nmt("--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
+    assert cli_in_process(testing, capsys)[0] == 0
     assert (trained_encdec / "test_trans.txt").read_text() == first
     model = workdir.load_model(str(trained_encdec), models())
     again = [" ".join(t) for t in translator_of(model).translate(read_sentences(demo_data / "test.en"), beam_size=10)]
@@ -57,17 +58,17 @@ def test_beam_ten_is_at_least_as_probable_as_greedy(trained_encdec, demo_data):
     assert np.all(beam >= greedy - 1e-4)  # a wider beam may only find more probable outputs here
 
 
-def test_query_tokenizes_translates_and_detokenizes(trained_encdec):
+def test_query_tokenizes_translates_and_detokenizes(trained_encdec, capsys, monkeypatch):
     model = workdir.load_model(str(trained_encdec), models())
     expected = {}
     for text in ("The old man sees a dog.", "I know that a cat runs."):
         words = MosesTokenizer(lang="en").tokenize(text, escape=True)
         expected[text] = MosesDetokenizer(lang="de").detokenize(translator_of(model).translate([words], beam_size=10)[0])
-    proc = run_nmt("--query=The old man sees a dog.", f"--working_dir={trained_encdec}")
-    assert proc.stdout == expected["The old man sees a dog."] + "\n"
-    proc = run_nmt("--query=-", f"--working_dir={trained_encdec}",
-                   stdin="The old man sees a dog.\n\nI know that a cat runs.\n")
-    assert proc.stdout.split("\n") == [expected["The old man sees a dog."], "", expected["I know that a cat runs."], ""]
+    status, out, _ = cli_in_process(["--query=The old man sees a dog.", f"--working_dir={trained_encdec}"], capsys)
+    assert status == 0 and out == expected["The old man sees a dog."] + "\n"
+    status, out, _ = cli_in_process(["--query=-", f"--working_dir={trained_encdec}"], capsys,
+                                    stdin=b"The old man sees a dog.\n\nI know that a cat runs.\n", monkeypatch=monkeypatch)
+    assert status == 0 and out.split("\n") == [expected["The old man sees a dog."], "", expected["I know that a cat runs."], ""]
 
 
 NO_FILES = ["--train_set1=a", "--train_set2=b", "--dev_set1=c", "--dev_set2=d"]
@@ -106,10 +107,10 @@ def test_bad_flags_and_empty_working_dir_give_one_line_errors(tmp_path, flags, m
     assert message in err and len(err.splitlines()) == 1
 
 
-def test_a_flag_the_tested_model_does_not_read_is_refused(trained_encdec):
-    proc = run_nmt("--query=hi", "--refine_steps=2", f"--working_dir={trained_encdec}", check=False)
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and proc.stdout == ""
-    assert "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned (this run: --model=encdec" in proc.stderr
+def test_a_flag_the_tested_model_does_not_read_is_refused(trained_encdec, capsys):
+    status, out, err = cli_in_process(["--query=hi", "--refine_steps=2", f"--working_dir={trained_encdec}"], capsys)
+    assert status == 1 and err.count("\n") == 1 and out == ""
+    assert "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned (this run: --model=encdec" in err
 
 
 def test_a_run_given_a_flag_before_such_flags_were_refused_resumes_with_it_or_without_it(tmp_path):
@@ -133,20 +134,20 @@ def test_a_run_given_a_flag_before_such_flags_were_refused_resumes_with_it_or_wi
 
 
 @pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="this machine has a GPU")
-def test_device_gpu_without_a_gpu_is_refused(tmp_path):
-    proc = run_nmt("--query=hi", "--device=gpu", f"--working_dir={tmp_path}", check=False)
-    assert proc.returncode == 1 and "--device=gpu: TensorFlow sees no GPU" in proc.stderr
+def test_device_gpu_without_a_gpu_is_refused(tmp_path, capsys):
+    status, _, err = cli_in_process(["--query=hi", "--device=gpu", f"--working_dir={tmp_path}"], capsys)
+    assert status == 1 and "--device=gpu: TensorFlow sees no GPU" in err
 
 
-def test_existing_model_is_never_overwritten(trained_encdec, demo_data):
+def test_existing_model_is_never_overwritten(trained_encdec, demo_data, capsys):
     # Not --do_testing's outputs, nor the lock file, which names the last process that trained or tried to.
     before = {p: p.read_bytes() for p in trained_encdec.rglob("*") if p.is_file()
               and p.name not in ("test_trans.txt", "testing_stats.json", ".lock")}
     same = ["--model=encdec", "--reverse_source", "--max_epochs=4", "--learning_rate=0.01"]  # as the fixture
-    proc = run_nmt(*train_args(demo_data, trained_encdec, *same), check=False)
-    assert proc.returncode == 1 and "already holds a trained model" in proc.stderr
-    proc = run_nmt(*train_args(demo_data, trained_encdec, "--model=rnnpbnmt"), check=False)
-    assert proc.returncode == 1 and "another configuration: --model" in proc.stderr
+    status, _, err = cli_in_process(train_args(demo_data, trained_encdec, *same), capsys)
+    assert status == 1 and "already holds a trained model" in err
+    status, _, err = cli_in_process(train_args(demo_data, trained_encdec, "--model=rnnpbnmt"), capsys)
+    assert status == 1 and "another configuration: --model" in err
     assert {p: p.read_bytes() for p in before} == before
 
 

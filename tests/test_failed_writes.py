@@ -14,7 +14,7 @@ import pytest
 from rnnpb_nmt.data import files
 from rnnpb_nmt.errors import UserError
 
-from helpers import run_nmt, train_args, untrained_working_dir
+from helpers import cli_in_process, run_nmt, train_args, untrained_working_dir
 
 SMALL = ["--model=encdec", "--seed=3"]
 
@@ -61,6 +61,14 @@ def one_line_error(proc):
     return proc.stderr
 
 
+def one_line_error_in_process(args, capsys):
+    """The stderr of ``args`` run in this process (``cli_in_process``), which must return status 1
+    (not raise) with one line on stderr."""
+    status, _, err = cli_in_process(args, capsys)
+    assert status == 1 and err.startswith("error: ") and len(err.splitlines()) == 1, err
+    return err
+
+
 def test_a_full_disk_keeps_the_old_json_file(small_disk):
     path = small_disk / "stats.json"
     files.write_json(path, {"epochs": [1]})
@@ -89,26 +97,26 @@ def test_a_full_disk_while_saving_an_epoch_keeps_the_last_one(demo_data, small_d
 
 
 @pytest.mark.parametrize("inside", [".", "wd"], ids=["existing", "to_be_made"])
-def test_an_unwritable_working_dir_is_refused_before_training(demo_data, read_only, inside):
+def test_an_unwritable_working_dir_is_refused_before_training(demo_data, read_only, inside, capsys):
     wd = os.path.normpath(read_only / inside)
-    error = one_line_error(run_nmt(*train_args(demo_data, wd, *SMALL), check=False))
+    error = one_line_error_in_process(train_args(demo_data, wd, *SMALL), capsys)
     assert error == f"error: --working_dir={wd}: cannot write there (Read-only file system)\n"
 
 
 @pytest.mark.slow  # starts the command line
-def test_unwritable_outputs_are_refused_before_testing_analysing_or_training(demo_data, tmp_path):
+def test_unwritable_outputs_are_refused_before_testing_analysing_or_training(demo_data, tmp_path, capsys):
     """A directory where test_trans.txt goes, a file where analysis/ goes (tricks that stop root too)."""
     untrained_working_dir(tmp_path, demo_data, model="encdec")
     (tmp_path / "test_trans.txt").mkdir()
     (tmp_path / "analysis").write_text("")
     testing = ["--do_testing", f"--test_set={demo_data}/test.en"]
-    error = one_line_error(run_nmt(*testing, f"--working_dir={tmp_path}", check=False))
+    error = one_line_error_in_process([*testing, f"--working_dir={tmp_path}"], capsys)
     assert error == f"error: {tmp_path}/test_trans.txt: cannot write (a directory is in the way)\n"
     assert not (tmp_path / "testing_stats.json").exists()
-    error = one_line_error(run_nmt("--analyze", f"--working_dir={tmp_path}", check=False))
+    error = one_line_error_in_process(["--analyze", f"--working_dir={tmp_path}"], capsys)
     assert error == f"error: {tmp_path}/analysis/summary.json: cannot write ({tmp_path}/analysis is a file)\n"
     new = tmp_path / "new"
     (new / "test_trans.txt").mkdir(parents=True)
-    error = one_line_error(run_nmt(*train_args(demo_data, new, *SMALL), *testing, check=False))
+    error = one_line_error_in_process([*train_args(demo_data, new, *SMALL), *testing], capsys)
     assert error == f"error: {new}/test_trans.txt: cannot write (a directory is in the way)\n"
     assert [p.name for p in new.iterdir()] == ["test_trans.txt"]  # refused before training wrote anything

@@ -11,7 +11,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.tasks.inflection.alignment import STEP
 from rnnpb_nmt.tasks.inflection.task import InflectionTask, read_examples, source_symbols, split_source
 
-from helpers import SHARED_DATA, run_nmt
+from helpers import SHARED_DATA, cli_in_process, run_nmt
 
 # Arabic script and transliteration, Georgian, Navajo with precomposed and combining accents.
 SAMPLE = [
@@ -137,7 +137,7 @@ def train_flags(train, dev, working_dir, *extra):
 
 
 @pytest.mark.slow  # trains through the command line
-def test_train_resume_then_predict_a_covered_file_in_input_order_and_score_a_full_one(tmp_path):
+def test_train_resume_then_predict_a_covered_file_in_input_order_and_score_a_full_one(tmp_path, capsys):
     train = write_lines(tmp_path / "train", SAMPLE)
     covered = write_lines(tmp_path / "test-covered", [row[:2] for row in SAMPLE[::-1]])
     wd = tmp_path / "wd"
@@ -146,25 +146,25 @@ def test_train_resume_then_predict_a_covered_file_in_input_order_and_score_a_ful
     assert "resuming" in run_nmt(*train_flags(train, train, wd, "--max_epochs=2")).stdout
     assert [(wd / f"vocab{n}.txt").read_bytes() for n in (1, 2)] == vocabularies
     assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
-    run_nmt("--do_testing", f"--test_set={covered}", f"--working_dir={wd}")
+    assert cli_in_process(["--do_testing", f"--test_set={covered}", f"--working_dir={wd}"], capsys)[0] == 0
     lines = (wd / "test_trans.txt").read_bytes().decode("utf-8").split("\n")
     assert lines[-1] == "" and len(lines) == len(SAMPLE) + 1
     assert [line.rsplit("\t", 1)[0] for line in lines[:-1]] == ["\t".join(row[:2]) for row in SAMPLE[::-1]]
     assert "accuracy" not in json.loads((wd / "testing_stats.json").read_text())
-    run_nmt("--do_testing", f"--test_set={covered}", f"--test_ref={write_lines(tmp_path / 'gold', SAMPLE[::-1])}",
-            f"--working_dir={wd}")
+    assert cli_in_process(["--do_testing", f"--test_set={covered}",
+                           f"--test_ref={write_lines(tmp_path / 'gold', SAMPLE[::-1])}", f"--working_dir={wd}"], capsys)[0] == 0
     stats = json.loads((wd / "testing_stats.json").read_text())
     assert 0 <= stats["accuracy"] <= 1 and stats["mean_levenshtein"] >= 0 and stats["sentences"] == len(SAMPLE)
 
 
 @pytest.mark.slow  # starts the command line
-def test_training_without_a_dev_file_or_with_a_second_side_is_a_one_line_error(tmp_path):
+def test_training_without_a_dev_file_or_with_a_second_side_is_a_one_line_error(tmp_path, capsys):
     train = write_lines(tmp_path / "train", SAMPLE)
     flags = train_flags(train, train, tmp_path / "wd")
     for bad, message in ((flags[:4] + flags[5:], "error: --do_training needs --dev_set1"),
                          (flags + [f"--train_set2={train}"], "error: --train_set2: the inflection task reads")):
-        proc = run_nmt(*bad, check=False)
-        assert proc.returncode == 1 and proc.stderr.startswith(message) and proc.stderr.count("\n") == 1
+        status, _, err = cli_in_process(bad, capsys)
+        assert status == 1 and err.startswith(message) and err.count("\n") == 1
 
 
 def test_query_lines_are_lemma_tab_features_and_answers_are_forms():

@@ -14,7 +14,7 @@ from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.models.rnnpb import joint
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import ROOT, run_nmt, untrained_working_dir
+from helpers import ROOT, cli_in_process, untrained_working_dir
 from test_amortized import build, corpus
 
 BEAM = 4
@@ -96,15 +96,17 @@ def test_joint_rerank_needs_a_bound_model_and_a_beam(demo_data, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_command_line_reranks_both_ways(tmp_path):
+def test_the_command_line_reranks_both_ways(tmp_path, capsys):
     fixture = ROOT / "tests" / "fixtures" / "stack-py311"
     shutil.copytree(fixture / "rnnpb", tmp_path / "rnnpb")
     for test_set, extra in (("test.en", []), ("test.de", ["--reverse_translation"])):
-        run_nmt("--do_testing", "--joint_rerank=0.5", "--beam_size=3", f"--test_set={fixture / 'corpus' / test_set}",
-                f"--working_dir={tmp_path / 'rnnpb'}", *extra)
+        status, _, err = cli_in_process(["--do_testing", "--joint_rerank=0.5", "--beam_size=3",
+                                         f"--test_set={fixture / 'corpus' / test_set}", f"--working_dir={tmp_path / 'rnnpb'}",
+                                         *extra], capsys)
+        assert status == 0, err
         lines = (tmp_path / "rnnpb" / "test_trans.txt").read_text().splitlines()
         assert len(lines) == len((fixture / "corpus" / test_set).read_text().splitlines())
     assert "joint_rerank" not in (tmp_path / "rnnpb" / "hparams.json").read_text()
-    failed = run_nmt("--do_testing", "--joint_rerank=-1", f"--test_set={fixture / 'corpus' / 'test.en'}",
-                     f"--working_dir={tmp_path / 'rnnpb'}", check=False)
-    assert failed.returncode == 1 and "--joint_rerank=-1" in failed.stderr
+    status, _, err = cli_in_process(["--do_testing", "--joint_rerank=-1", f"--test_set={fixture / 'corpus' / 'test.en'}",
+                                     f"--working_dir={tmp_path / 'rnnpb'}"], capsys)
+    assert status == 1 and "--joint_rerank=-1" in err

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from helpers import ROOT, run_nmt
+from helpers import ROOT, cli_in_process, run_nmt
 
 pytestmark = pytest.mark.slow
 
@@ -25,14 +25,16 @@ EXPECTED = json.loads((FIXTURES / "workdirs_v1.json").read_text())["runs"]
 
 
 @pytest.mark.parametrize("name", sorted(FLAGS))
-def test_an_old_working_dir_tests_queries_and_resumes_as_before(name, tmp_path):
+def test_an_old_working_dir_tests_queries_and_resumes_as_before(name, tmp_path, capsys, monkeypatch):
     wd = tmp_path / name
     shutil.copytree(FIXTURES / f"workdir_{name}_v1", wd)
-    run_nmt("--do_testing", f"--test_set={CORPUS}/test.en", f"--working_dir={wd}")
+    monkeypatch.chdir(ROOT)  # CORPUS is relative to the repository, where run_nmt runs nmt.py
+    assert cli_in_process(["--do_testing", f"--test_set={CORPUS}/test.en", f"--working_dir={wd}"], capsys)[0] == 0
     tested = json.loads((wd / "testing_stats.json").read_text())
     assert tested["sentences"] == 8 and tested["bleu"] == pytest.approx(EXPECTED[name]["test_bleu"], abs=1e-6)
-    answer = run_nmt("--query=-", f"--working_dir={wd}", stdin="The dog sees a cat .\n\n")
-    assert answer.stdout.count("\n") == 2
+    status, answer, _ = cli_in_process(["--query=-", f"--working_dir={wd}"], capsys, stdin=b"The dog sees a cat .\n\n",
+                                       monkeypatch=monkeypatch)
+    assert status == 0 and answer.count("\n") == 2
 
     resumed = run_nmt("--do_training", *COMMON, *FLAGS[name], "--max_epochs=3", f"--working_dir={wd}")
     assert "resuming" in resumed.stdout and "after epoch 2" in resumed.stdout

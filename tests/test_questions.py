@@ -14,7 +14,7 @@ from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar, words
 from rnnpb_nmt.tasks.question_formation.task import QuestionFormationTask
 
-from helpers import ROOT, SHARED_DATA, models, run_nmt, tiny_config, translator_of
+from helpers import ROOT, SHARED_DATA, cli_in_process, models, run_nmt, tiny_config, translator_of
 
 GENERATE = ROOT / "data" / "generate_questions.py"
 QUESTIONS = SHARED_DATA / "question_formation"
@@ -195,17 +195,17 @@ def test_a_bad_grammar_is_a_one_line_error_of_the_generator(tmp_path):
     assert proc.stderr.strip() == f"error: {tmp_path / 'bad.gr'}:2: weight 'one' is not a number"
 
 
-def test_a_bad_grammar_is_a_one_line_error_of_training_before_a_run_is_written(tmp_path):
+def test_a_bad_grammar_is_a_one_line_error_of_training_before_a_run_is_written(tmp_path, capsys):
     """nmt.py --grammar: a malformed rule names file and line, before the run's files are written."""
     (tmp_path / "bad.gr").write_text("1\tROOT\tS .\n1\tS\n")
     for name in ("train", "dev"):
         (tmp_path / f"{name}.src").write_text("the newt does sleep . quest\n")
         (tmp_path / f"{name}.tgt").write_text("does the newt sleep ?\n")
     files = [f"--{name}_set{n}={tmp_path / name}.{ext}" for name in ("train", "dev") for n, ext in ((1, "src"), (2, "tgt"))]
-    proc = run_nmt("--do_training", "--task=question_formation", f"--grammar={tmp_path / 'bad.gr'}", "--model=encdec",
-                   *files, f"--working_dir={tmp_path / 'wd'}", check=False)
-    assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr == f"error: {tmp_path / 'bad.gr'}:2: expected WEIGHT<TAB>LEFT<TAB>RIGHT, got 2 tab-separated fields\n"
+    status, out, err = cli_in_process(["--do_training", "--task=question_formation", f"--grammar={tmp_path / 'bad.gr'}",
+                                       "--model=encdec", *files, f"--working_dir={tmp_path / 'wd'}"], capsys)
+    assert status == 1 and out == ""
+    assert err == f"error: {tmp_path / 'bad.gr'}:2: expected WEIGHT<TAB>LEFT<TAB>RIGHT, got 2 tab-separated fields\n"
     assert not (tmp_path / "wd" / "hparams.json").exists()
 
 
@@ -288,7 +288,8 @@ def test_testing_on_inputs_only_writes_input_tab_prediction_in_input_order_and_n
 
 
 @pytest.mark.slow
-def test_an_attention_model_trains_tests_and_answers_queries_through_the_command_line(tiny, tmp_path):
+def test_an_attention_model_trains_tests_and_answers_queries_through_the_command_line(tiny, tmp_path, capsys,
+                                                                                    monkeypatch):
     data = tmp_path / "data"
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -304,11 +305,13 @@ def test_an_attention_model_trains_tests_and_answers_queries_through_the_command
     assert (saved["cell"], saved["attention"], saved["grammar"]) == ("gru", "content", str(tiny))
     covered = tmp_path / "gen-covered"
     covered.write_text((data / "gen.src").read_text())
-    run_nmt("--do_testing", f"--test_set={covered}", f"--working_dir={wd}")
+    assert cli_in_process(["--do_testing", f"--test_set={covered}", f"--working_dir={wd}"], capsys)[0] == 0
     assert "full_sentence_accuracy" not in json.loads((wd / "testing_stats.json").read_text())
-    run_nmt("--do_testing", f"--test_set={data}/gen.src", f"--working_dir={wd}")  # the generator's own gen set
+    # the generator's own gen set:
+    assert cli_in_process(["--do_testing", f"--test_set={data}/gen.src", f"--working_dir={wd}"], capsys)[0] == 0
     assert json.loads((wd / "testing_stats.json").read_text())["categorised"] == 8
     lines = (wd / "test_trans.txt").read_text().splitlines()
     assert [line.split("\t")[0] for line in lines] == covered.read_text().splitlines()
-    answer = run_nmt("--query=-", f"--working_dir={wd}", stdin="the newt does sleep . quest\n\n")
-    assert answer.stdout.count("\n") == 2
+    status, answer, _ = cli_in_process(["--query=-", f"--working_dir={wd}"], capsys,
+                                       stdin=b"the newt does sleep . quest\n\n", monkeypatch=monkeypatch)
+    assert status == 0 and answer.count("\n") == 2

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from helpers import ROOT, run_nmt, train_args
+from helpers import ROOT, cli_in_process, run_nmt, train_args
 
 pytestmark = pytest.mark.slow  # every test here trains through the command line or a strategy
 
@@ -79,16 +79,16 @@ def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_dat
             np.testing.assert_allclose(got[name], value, atol=1e-6, err_msg=f"{folder}: {name}")
 
 
-def test_a_run_continues_past_its_epoch_cap_but_not_in_another_configuration(demo_data, tmp_path):
+def test_a_run_continues_past_its_epoch_cap_but_not_in_another_configuration(demo_data, tmp_path, capsys):
     flags = ["--model=encdec", "--reverse_source", "--seed=3"]
     run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=1"))
     proc = run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=2"))
     assert "resuming" in proc.stdout and "after epoch 1" in proc.stdout
     assert epochs_done(tmp_path) == 2
-    other = run_nmt(*train_args(demo_data, tmp_path, "--model=encdec", "--max_epochs=5"), check=False)
-    assert other.returncode == 1 and "another configuration: --reverse_source" in other.stderr
-    other = run_nmt(*train_args(demo_data, tmp_path, *flags, "--max_epochs=5", "--recog_clip=3"), check=False)
-    assert other.returncode == 1 and "--recog_clip (was None, now 3.0)" in other.stderr
+    status, _, err = cli_in_process(train_args(demo_data, tmp_path, "--model=encdec", "--max_epochs=5"), capsys)
+    assert status == 1 and "another configuration: --reverse_source" in err
+    status, _, err = cli_in_process(train_args(demo_data, tmp_path, *flags, "--max_epochs=5", "--recog_clip=3"), capsys)
+    assert status == 1 and "--recog_clip (was None, now 3.0)" in err
 
 
 def test_ctrl_c_stops_training_like_sigterm_and_it_resumes(demo_data, tmp_path):

@@ -15,7 +15,7 @@ from rnnpb_nmt.train import workdir
 
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import SHARED_DATA, models, run_nmt, tiny_config, train_args, translator_of
+from helpers import SHARED_DATA, cli_in_process, models, run_nmt, tiny_config, train_args, translator_of
 
 VOCAB = Vocabulary([f"w{i}" for i in range(30)])
 
@@ -222,9 +222,9 @@ def test_recognition_clips_each_gradient_at_recog_clip(trained):
         config.training.gradient_clip
 
 
-def test_translation_both_ways(trained_rnnpb, demo_data):
-    run_nmt("--do_testing", f"--test_set={demo_data}/test.de", "--reverse_translation",
-            f"--working_dir={trained_rnnpb}")
+def test_translation_both_ways(trained_rnnpb, demo_data, capsys):
+    assert cli_in_process(["--do_testing", f"--test_set={demo_data}/test.de", "--reverse_translation",
+                           f"--working_dir={trained_rnnpb}"], capsys)[0] == 0
     stats = json.loads((trained_rnnpb / "testing_stats.json").read_text())
     assert stats["direction"] == "B->A" and stats["reference"].endswith("test.en") and "bleu" in stats
     lines = (trained_rnnpb / "test_trans.txt").read_text(encoding="utf-8").split("\n")[:-1]

@@ -18,7 +18,7 @@ from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
 
 from helpers import SYNTHETIC_LEMMAS, held_out_inflection, inflection_examples, models, run_nmt, stepped_cross_entropy
-from helpers import tiny_config
+from helpers import cli_in_process, tiny_config
 
 SOFT = dict(model="encdec", task="inflection", inflection_target="form", attention="content",
             attention_style="luong", bidirectional=True, beam_size=1, max_trans_ratio=3.0)
@@ -133,7 +133,7 @@ def test_a_tiny_soft_model_learns_a_synthetic_inflection_rule_exactly():
 
 
 @pytest.mark.slow  # trains through the command line
-def test_a_covered_file_gets_lemma_features_prediction_lines_in_its_order(tmp_path):
+def test_a_covered_file_gets_lemma_features_prediction_lines_in_its_order(tmp_path, capsys):
     rows = inflection_examples(SYNTHETIC_LEMMAS[:20])
     full = tmp_path / "train"
     full.write_text("".join(f"{lemma}\t{','.join(tags)}\t{form}\n" for lemma, tags, form in rows), encoding="utf-8")
@@ -144,7 +144,7 @@ def test_a_covered_file_gets_lemma_features_prediction_lines_in_its_order(tmp_pa
             "--attention_style=luong", "--bidirectional", "--embedding_size=8", "--units=8", "--num_layers=1",
             "--batch_size=16", "--beam_size=1", "--max_trans_ratio=3", "--max_epochs=1", f"--train_set1={full}",
             f"--dev_set1={full}", f"--working_dir={wd}")
-    run_nmt("--do_testing", f"--test_set={covered}", f"--working_dir={wd}")
+    assert cli_in_process(["--do_testing", f"--test_set={covered}", f"--working_dir={wd}"], capsys)[0] == 0
     lines = (wd / "test_trans.txt").read_text(encoding="utf-8").splitlines()
     inputs = covered.read_text(encoding="utf-8").splitlines()
     assert [line.rsplit("\t", 1)[0] for line in lines] == inputs

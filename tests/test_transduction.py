@@ -11,7 +11,7 @@ from rnnpb_nmt.config import Config
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.tasks.transduction.task import TransductionTask
 
-from helpers import ROOT, run_nmt
+from helpers import ROOT, cli_in_process, run_nmt
 
 GENERATE = ROOT / "data" / "generate_transduction.py"
 
@@ -81,7 +81,7 @@ def train_flags(data, working_dir, *extra):
 
 
 @pytest.mark.slow  # one memory LSTM: the kinds differ only in rnnpb_nmt/layers/neural_memory.py, tested there
-def test_a_memory_lstm_trains_resumes_and_tests_through_the_command_line(copy_files, tmp_path):
+def test_a_memory_lstm_trains_resumes_and_tests_through_the_command_line(copy_files, tmp_path, capsys):
     model, wd = "stack_lstm", tmp_path / "wd"
     run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--memory_width=8", "--max_epochs=2"))
     run_nmt(*train_flags(copy_files, wd, f"--model={model}", "--memory_width=8", "--max_epochs=4"))  # resumes
@@ -89,22 +89,22 @@ def test_a_memory_lstm_trains_resumes_and_tests_through_the_command_line(copy_fi
     dev = [row["dev_perplexity"] for row in stats["epochs"]]
     assert len(dev) == 4 and dev[-1] < dev[0]
     assert json.loads((wd / "hparams.json").read_text())["task"] == "transduction"
-    run_nmt("--do_testing", f"--test_set={copy_files}/test_long.src", f"--working_dir={wd}")
+    assert cli_in_process(["--do_testing", f"--test_set={copy_files}/test_long.src", f"--working_dir={wd}"], capsys)[0] == 0
     testing = json.loads((wd / "testing_stats.json").read_text())
     assert testing["reference"] == f"{copy_files}/test_long.tgt" and testing["sentences"] == 20
     assert 0 <= testing["coarse_accuracy"] <= testing["fine_accuracy"] <= 1
     assert len((wd / "test_trans.txt").read_text().splitlines()) == 20
 
 
-def test_an_unknown_task_is_refused_by_the_flag_parser(tmp_path, copy_files):
-    proc = run_nmt(*train_flags(copy_files, tmp_path / "wd", "--task=sorting"), check=False)
-    assert proc.returncode == 2 and "--task: invalid choice: 'sorting'" in proc.stderr
+def test_an_unknown_task_is_refused_by_the_flag_parser(tmp_path, copy_files, capsys):
+    status, _, err = cli_in_process(train_flags(copy_files, tmp_path / "wd", "--task=sorting"), capsys)
+    assert status == 2 and "--task: invalid choice: 'sorting'" in err
 
 
 @pytest.mark.slow
-def test_training_another_model_into_a_working_dir_is_a_one_line_error(copy_files, tmp_path):
+def test_training_another_model_into_a_working_dir_is_a_one_line_error(copy_files, tmp_path, capsys):
     wd = tmp_path / "wd"
     run_nmt(*train_flags(copy_files, wd, "--model=deep_lstm", "--max_epochs=1"))
-    proc = run_nmt(*train_flags(copy_files, wd, "--model=stack_lstm", "--max_epochs=2"), check=False)
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
-    assert "holds an unfinished run of another configuration: --model (was 'deep_lstm', now 'stack_lstm')" in proc.stderr
+    status, _, err = cli_in_process(train_flags(copy_files, wd, "--model=stack_lstm", "--max_epochs=2"), capsys)
+    assert status == 1 and err.count("\n") == 1
+    assert "holds an unfinished run of another configuration: --model (was 'deep_lstm', now 'stack_lstm')" in err

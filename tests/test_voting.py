@@ -10,7 +10,7 @@ import pytest
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer.voting import VotingTranslator, majority_vote
 
-from helpers import run_nmt, tiny_config
+from helpers import cli_in_process, tiny_config
 
 SAMPLE = [("kitāb", "pos=N,num=PL", "kutub"), ("gehen", "pos=V,tense=PST", "ging"),
           ("ქალაქი", "pos=N,case=DAT", "ქალაქს"), ("áʼázhoozh", "pos=N,per=4", "yíʼázhoozh"),
@@ -99,28 +99,30 @@ def write_rows(path, rows):
     return str(path)
 
 
-def outputs_of(working_dir, test_set, *flags):
-    run_nmt("--do_testing", f"--test_set={test_set}", f"--working_dir={working_dir}", *flags)
+def outputs_of(capsys, working_dir, test_set, *flags):
+    status, _, err = cli_in_process(["--do_testing", f"--test_set={test_set}", f"--working_dir={working_dir}", *flags],
+                                    capsys)
+    assert status == 0, err
     return ((working_dir / "test_trans.txt").read_text(encoding="utf-8").splitlines(),
             json.loads((working_dir / "testing_stats.json").read_text()))
 
 
-@pytest.mark.slow  # starts the command line (four tests)
-def test_do_testing_by_an_ensemble_writes_and_scores_the_vote_like_a_single_model(tmp_path):
+@pytest.mark.slow  # runs the command line four times
+def test_do_testing_by_an_ensemble_writes_and_scores_the_vote_like_a_single_model(tmp_path, capsys):
     """Members A and B (another seed, and vocabularies of another training file), and B again in
     a copied directory: the vote of A, B, B' is B's output, that of A, B (a tie) A's."""
     test_set = write_rows(tmp_path / "test", SAMPLE)
     a = inflection_member(tmp_path / "a", test_set, seed=1)
     b = inflection_member(tmp_path / "b", write_rows(tmp_path / "train_b", SAMPLE[1:]), seed=2)
     shutil.copytree(b, tmp_path / "b2")
-    (a_lines, a_stats), (b_lines, b_stats) = (outputs_of(tmp_path / name, test_set) for name in ("a", "b"))
+    (a_lines, a_stats), (b_lines, b_stats) = (outputs_of(capsys, tmp_path / name, test_set) for name in ("a", "b"))
     assert a_lines != b_lines  # else the votes below could not tell the members apart
     members = [a, b, str(tmp_path / "b2")]
-    lines, stats = outputs_of(tmp_path / "vote", test_set, f"--ensemble={','.join(members)}")
+    lines, stats = outputs_of(capsys, tmp_path / "vote", test_set, f"--ensemble={','.join(members)}")
     assert lines == b_lines and [line.rsplit("\t", 1)[0] for line in lines] == ["\t".join(r[:2]) for r in SAMPLE]
     assert (stats["accuracy"], stats["mean_levenshtein"], stats["ensemble"]) == (
         b_stats["accuracy"], b_stats["mean_levenshtein"], members)
-    assert outputs_of(tmp_path / "tie", test_set, f"--ensemble={a},{b}")[0] == a_lines
+    assert outputs_of(capsys, tmp_path / "tie", test_set, f"--ensemble={a},{b}")[0] == a_lines
 
 
 def test_members_must_be_trained_on_one_task_and_named_once(tmp_path, demo_data):
@@ -149,7 +151,8 @@ def test_an_empty_member_name_is_refused():
 
 
 @pytest.mark.slow  # starts the command line
-def test_an_ensemble_only_tests(tmp_path):
-    proc = run_nmt("--query=ab\tpos=N", f"--ensemble={tmp_path}", f"--working_dir={tmp_path}", check=False)
-    assert proc.returncode == 1 and proc.stderr == (
+def test_an_ensemble_only_tests(tmp_path, capsys):
+    status, out, err = cli_in_process(["--query=ab\tpos=N", f"--ensemble={tmp_path}", f"--working_dir={tmp_path}"],
+                                      capsys)
+    assert status == 1 and err == (
         "error: --ensemble: only with --do_testing (not with --do_training, --analyze, --query or --translate)\n")
