@@ -110,3 +110,19 @@ def test_the_command_line_reranks_both_ways(tmp_path, capsys):
     status, _, err = cli_in_process(["--do_testing", "--joint_rerank=-1", f"--test_set={fixture / 'corpus' / 'test.en'}",
                                      f"--working_dir={tmp_path / 'rnnpb'}"], capsys)
     assert status == 1 and "--joint_rerank=-1" in err
+
+
+def test_the_nbest_follows_the_joint_reranking(trained):
+    """Best first by the joint objective J (lowest first), the first being translate's choice."""
+    model, test = trained
+    src, beam_ids, _ = beam_of(model, test)
+    objective = tf.function(lambda s, t: joint.joint_objective(model, s, t, 1.0)[0])
+    objectives = np.stack([objective(src, beam_ids[:, j]).numpy() for j in range(BEAM)], 1)
+    reranking = translator(model, 1.0)
+    sentences = [model.vocab1.decode(s) for s in test]
+    nbests = reranking.translate_nbest(sentences, BEAM)
+    assert [nbest[0].tokens for nbest in nbests] == reranking.translate(sentences)
+    for nbest, ids, sentence_objectives in zip(nbests, beam_ids.numpy(), objectives):
+        objective_of = {tuple(model.vocab2.decode(i)): o for i, o in zip(ids, sentence_objectives)}
+        ranked = [objective_of[tuple(h.tokens)] for h in nbest]
+        assert ranked == pytest.approx(sorted(ranked), abs=1e-4)

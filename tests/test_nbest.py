@@ -1,5 +1,5 @@
 """Translator.translate_nbest: each sentence's n best hypotheses, with scores and per-token scores,
-in the order translate chooses by (--length_penalty, --joint_rerank)."""
+in the order translate chooses by (--length_penalty; --joint_rerank's: test_joint_rerank.py)."""
 
 import numpy as np
 import pytest
@@ -9,11 +9,9 @@ from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, START_ID, Vocabulary
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import search
 from rnnpb_nmt.infer.translator import Translator
-from rnnpb_nmt.models.rnnpb import joint
 from rnnpb_nmt.models.seq2seq.model import EncoderDecoder
 
 from helpers import models, tiny_config
-from test_joint_rerank import BEAM, beam_of, translator as joint_translator, trained  # noqa: F401 (trained: a fixture)
 
 SENTENCES = [["w0"], ["w1", "w0"], ["w0", "w0", "w1"], ["w1", "w1", "w0", "w1"], ["w0", "w1"]]
 
@@ -96,18 +94,3 @@ def test_a_length_penalty_and_joint_reranking_are_refused_together():
     with pytest.raises(UserError, match=r"^--joint_rerank .*--length_penalty[^\n]*$"):
         Translator(model)
 
-
-def test_the_nbest_follows_the_joint_reranking(trained):  # noqa: F811 (the fixture imported above)
-    """Best first by the joint objective J (lowest first), the first being translate's choice."""
-    model, test = trained
-    src, beam_ids, _ = beam_of(model, test)
-    objective = tf.function(lambda s, t: joint.joint_objective(model, s, t, 1.0)[0])
-    objectives = np.stack([objective(src, beam_ids[:, j]).numpy() for j in range(BEAM)], 1)
-    translator = joint_translator(model, 1.0)
-    sentences = [model.vocab1.decode(s) for s in test]
-    nbests = translator.translate_nbest(sentences, BEAM)
-    assert [nbest[0].tokens for nbest in nbests] == translator.translate(sentences)
-    for nbest, ids, sentence_objectives in zip(nbests, beam_ids.numpy(), objectives):
-        objective_of = {tuple(model.vocab2.decode(i)): o for i, o in zip(ids, sentence_objectives)}
-        ranked = [objective_of[tuple(h.tokens)] for h in nbest]
-        assert ranked == pytest.approx(sorted(ranked), abs=1e-4)
