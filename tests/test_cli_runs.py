@@ -15,7 +15,6 @@ from rnnpb_nmt import cli
 from helpers import SHARED_DATA, cli_in_process, models, run_nmt, tasks, train_args
 
 
-@pytest.mark.slow
 def test_bad_data_files_give_one_line_errors(tmp_path, demo_data, capsys):
     short = tmp_path / "short.de"
     short.write_text("Nur eine Zeile .\n", encoding="utf-8")
@@ -28,7 +27,6 @@ def test_bad_data_files_give_one_line_errors(tmp_path, demo_data, capsys):
     assert status == 1 and "missing.en: no such file" in err
 
 
-@pytest.mark.slow
 def test_a_file_as_working_dir_gives_a_one_line_error(tmp_path, demo_data, capsys):
     (tmp_path / "wd").write_text("not a directory\n")
     status, _, err = cli_in_process(train_args(demo_data, tmp_path / "wd", "--max_epochs=1"), capsys)

@@ -103,7 +103,6 @@ def test_an_unwritable_working_dir_is_refused_before_training(demo_data, read_on
     assert error == f"error: --working_dir={wd}: cannot write there (Read-only file system)\n"
 
 
-@pytest.mark.slow  # starts the command line
 def test_unwritable_outputs_are_refused_before_testing_analysing_or_training(demo_data, tmp_path, capsys):
     """A directory where test_trans.txt goes, a file where analysis/ goes (tricks that stop root too)."""
     untrained_working_dir(tmp_path, demo_data, model="encdec")

@@ -157,7 +157,6 @@ def test_train_resume_then_predict_a_covered_file_in_input_order_and_score_a_ful
     assert 0 <= stats["accuracy"] <= 1 and stats["mean_levenshtein"] >= 0 and stats["sentences"] == len(SAMPLE)
 
 
-@pytest.mark.slow  # starts the command line
 def test_training_without_a_dev_file_or_with_a_second_side_is_a_one_line_error(tmp_path, capsys):
     train = write_lines(tmp_path / "train", SAMPLE)
     flags = train_flags(train, train, tmp_path / "wd")

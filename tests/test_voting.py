@@ -150,7 +150,6 @@ def test_an_empty_member_name_is_refused():
         ensemble_members("a,,b")
 
 
-@pytest.mark.slow  # starts the command line
 def test_an_ensemble_only_tests(tmp_path, capsys):
     status, out, err = cli_in_process(["--query=ab\tpos=N", f"--ensemble={tmp_path}", f"--working_dir={tmp_path}"],
                                       capsys)
