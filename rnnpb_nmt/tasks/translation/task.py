@@ -8,6 +8,7 @@ text beside it (its signature saved), and the same multi-bleu of the sentences o
 source-length bucket (issue 16: does a model fail on long sentences only?).
 """
 
+import functools
 import os
 import sys
 
@@ -77,7 +78,8 @@ class TranslationTask(Task):
         prepared by the run's pipeline; a new run trains its subword models first (on the training
         files), a resumed one has them (``vocabularies`` given)."""
         languages = {1: language_of(data_files["train_set1"]), 2: language_of(data_files["train_set2"])}
-        words = lambda path, side: read_sentences(path, lambda line: self.text.words(line, languages[side]))
+        # Each file read and tokenized once: the subword training, the corpus and the warning share it.
+        words = functools.cache(lambda path, side: read_sentences(path, lambda line: self.text.words(line, languages[side])))
         if vocabularies is None and self.text.subword != "none":
             self.text.train_subwords(words(data_files["train_set1"], 1), words(data_files["train_set2"], 2),
                                      config.data.subword_vocab, config.data.subword_type,
@@ -85,7 +87,7 @@ class TranslationTask(Task):
         loaded = corpus.load(data_files, config, vocabularies,
                              read=lambda path, side: [self.text.symbols(w, side) for w in words(path, side)])
         if self.text.tokenize_mode == "pretokenized":
-            _warn_if_untokenized(data_files["train_set1"])
+            _warn_if_untokenized(data_files["train_set1"], words(data_files["train_set1"], 1))
         return loaded
 
     def save(self, home):
@@ -160,9 +162,9 @@ class TranslationTask(Task):
         return (data.lang1 if side == 1 else data.lang2) if data else "en"
 
 
-def _warn_if_untokenized(path):
+def _warn_if_untokenized(path, sentences):
     """Training files that look like raw text, read as tokenized (--tokenize=pretokenized): a warning."""
-    if looks_untokenized(read_sentences(path)):
+    if looks_untokenized(sentences):
         print(f"warning: {path} looks untokenized (punctuation glued to words, e.g. 'Tom.'); it is read as "
               "tokenized text (--tokenize=pretokenized): give --tokenize=moses to tokenize it, and with it every "
               "test and query input", file=sys.stderr)
