@@ -144,6 +144,12 @@ def console_main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["translate"]:
         argv[0] = "--translate"
+    if argv[:1] == ["export"]:  # rnnpb-nmt export --working_dir D --out E: a SavedModel (rnnpb_nmt.serving.export)
+        from rnnpb_nmt.serving import export
+        return export.main(argv[1:])
+    if argv[:1] == ["serve"]:  # rnnpb-nmt serve --working_dir D|--saved_model E: HTTP (rnnpb_nmt.serving.server)
+        from rnnpb_nmt.serving import server
+        return server.main(argv[1:])
     return main(registry.models(), registry.tasks(), argv)
 
 

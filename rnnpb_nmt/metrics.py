@@ -64,3 +64,37 @@ def paired(predictions, targets):
     if not pairs or not all(t for _, t in pairs):
         raise ValueError("accuracy needs at least one sequence and no empty target")
     return pairs
+
+
+def bitext_retrieval(source_vectors, target_vectors, sources, targets):
+    """How well sentence vectors of two languages find each other's translations (the Tatoeba
+    similarity search of multilingual sentence embeddings, Artetxe & Schwenk 2019).
+
+    Row i of ``source_vectors`` / ``target_vectors`` represents ``sources[i]`` / ``targets[i]``
+    (any hashable sentences: strings or token tuples), a translation pair. A source repeated with
+    another reference counts once (its first pair). For each source, its nearest target by cosine
+    similarity is right when that target's sentence is its own translation (so identical
+    translations of two sources are not errors); likewise from each target to the sources.
+
+    Returns ``pairs`` (distinct sources), ``p_at_1_source_to_target``, ``p_at_1_target_to_source``
+    and ``binding_ratio``: the mean over pairs of the Euclidean distance between a pair's two
+    vectors over the median distance from its source vector to the other pairs' targets (0: each
+    source sits on its own translation; about 1: no nearer its own than any other).
+    """
+    first = {}
+    for i, sentence in enumerate(sources):
+        first.setdefault(sentence, i)
+    keep = sorted(first.values())
+    a, b = np.asarray(source_vectors, np.float64)[keep], np.asarray(target_vectors, np.float64)[keep]
+    src, tgt = [sources[i] for i in keep], [targets[i] for i in keep]
+    unit = lambda x: x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    similarity = unit(a) @ unit(b).T
+    forward = np.mean([tgt[j] == tgt[i] for i, j in enumerate(similarity.argmax(axis=1))])
+    backward = np.mean([src[i] == src[j] for j, i in enumerate(similarity.argmax(axis=0))])
+    squared = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
+    distance = np.sqrt(np.maximum(squared, 0))
+    n = len(keep)
+    others = distance[~np.eye(n, dtype=bool)].reshape(n, n - 1) if n > 1 else distance
+    ratio = np.mean(np.diag(distance) / np.maximum(np.median(others, axis=1), 1e-12))
+    return {"pairs": n, "p_at_1_source_to_target": float(forward), "p_at_1_target_to_source": float(backward),
+            "binding_ratio": float(ratio)}

@@ -9,6 +9,7 @@ copying of length-64 sequences, the longest of the paper's training lengths).
     python3 run_scripts/benchmark.py --part=hard_attention [--quick] [--inflection_dir DIR]
     python3 run_scripts/benchmark.py --part=translation_cost --bound_dir=DIR --seq2seq_dir=DIR --test_set=FILE
     python3 run_scripts/benchmark.py --part=translate_mode --working_dirs=DIR1,DIR2 --test_set=FILE
+    python3 run_scripts/benchmark.py --part=serving --working_dirs=DIR --test_set=FILE [--quick]
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -274,12 +275,14 @@ def main():
     parser.add_argument("--save", action="store_true",
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
-    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost", "translate_mode"],
+    parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost", "translate_mode",
+                                           "serving"],
                         default="all",
                         help="memory_lstms: only the memory-LSTM training steps (no thesis data needed); "
                              "hard_attention: only its test speed; translation_cost: only the bound model against "
                              "the seq-to-seq on --test_set; translate_mode: translate mode against --do_testing of "
-                             "--working_dirs on --test_set; each saved apart from the other keys")
+                             "--working_dirs on --test_set; serving: rnnpb-nmt serve of one --working_dirs under 1, 8 and 32 "
+                             "clients (run_scripts/load_test.py); each saved apart from the other keys")
     parser.add_argument("--working_dirs", help="translate_mode: trained working directories, comma-separated")
     parser.add_argument("--inflection_dir", help="trained hard-attention working directory for its test speed")
     parser.add_argument("--bound_dir", help="translation_cost: a trained bound RNNPB working directory")
@@ -290,6 +293,8 @@ def main():
         parser.error("--part=translation_cost needs --bound_dir, --seq2seq_dir and --test_set")
     if args.part == "translate_mode" and not (args.working_dirs and args.test_set):
         parser.error("--part=translate_mode needs --working_dirs and --test_set")
+    if args.part == "serving" and not (args.working_dirs and "," not in args.working_dirs and args.test_set):
+        parser.error("--part=serving needs one --working_dirs and --test_set")
     results = {"quick": args.quick, "cpu_cores": os.cpu_count(), "tensorflow": tf.__version__, "stack": addons.STACK}
     if args.part == "translation_cost":
         parallel.use_cores_for_batches()  # as nmt.py --do_testing runs
@@ -304,6 +309,13 @@ def main():
             results.update(bench_translate_mode(args.working_dirs.split(","), args.test_set, args.out))
         except (UserError, OSError) as e:
             parser.error(str(e))
+    if args.part == "serving":  # the load test's figures (its servers are subprocesses on loopback ports)
+        import load_test
+        if not os.path.isdir(args.working_dirs) or not os.path.isfile(args.test_set):
+            parser.error(f"--working_dirs={args.working_dirs} or --test_set={args.test_set} does not exist")
+        record = load_test.load_test(args.working_dirs, args.test_set, [1, 8, 32], 64 if args.quick else 512,
+                                     60.0 if args.quick else 300.0)
+        results.update(load_test.benchmark_keys(record))
     if args.part == "all":
         results.update(bench_thesis_models(args))
     if args.part in ("all", "memory_lstms"):

@@ -6,6 +6,7 @@ headline figure beside the paper's. Each study has a page of its own, ``<study>.
 tables, every run's note and commands, and a link to the dated notes of what was tried and why
 (``notes/``, written by hand)."""
 
+import functools
 import json
 import os
 import statistics
@@ -82,7 +83,9 @@ def table(experiment, rows):
             thesis_ppl = (spec["thesis"] or {}).get("dev_perplexity")
             lines += [f"`{spec['name']}` ({r['date']}, {r['machine']}): best dev perplexity "
                       f"{r['best_dev_perplexity']:.2f}" + (f" (thesis {thesis_ppl:.2f})" if thesis_ppl else "")
-                      + f", detokenized sacreBLEU {r['bleu_detokenized']:.2f}." + (f" {r['note']}." if r.get("note") else ""),
+                      + f", detokenized sacreBLEU {r['bleu_detokenized']:.2f}"
+                      + (f" ({r['sacrebleu_signature']})" if r.get("sacrebleu_signature") else "") + "."
+                      + (f" {r['note']}." if r.get("note") else ""),
                       "", "```", r["train_command"], r["test_command"], "```", ""]
     return lines
 
@@ -108,7 +111,12 @@ TARGETS = [("recognition_batched_speedup", "≥ 5", lambda v: v >= 5),
            ("hard_attention_test_characters_per_second", "– (issue 19: reported)", None),
            *[(f"translation_seconds_per_1000_{name}", "– (issue 16: measured side by side)", None)
              for name in ("bound", "seq2seq")],
-           ("translation_cost_ratio_bound_vs_seq2seq", "–", None)]
+           ("translation_cost_ratio_bound_vs_seq2seq", "–", None),
+           *[(f"serving_batched_sentences_per_second_c{n}", "– (issue 44: reported)", None) for n in (1, 8, 32)],
+           ("serving_batching_speedup_c32", "> 1 (issue 44: batching beats one request at a time)", lambda v: v > 1),
+           ("serving_errors", "0 (issue 44)", lambda v: v == 0),
+           ("serving_do_testing_sentences_per_second", "– (issue 44: the same sentences in one --do_testing call)",
+            None)]
 
 
 def accuracies(scores):
@@ -371,6 +379,84 @@ class Study(NamedTuple):
     empty: object = ()  # the records when the JSON file does not exist yet
 
 
+def mean_sd(values, digits=2):
+    """``mean ± sd (n)`` of the seeds' figures; one seed: its figure and "(1 seed)"."""
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f} (1 seed)"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f} ({len(values)} seeds)"
+
+
+def fair_groups(rows):
+    """Issue 47's rows grouped by configuration, data and direction, in the experiment's order: for
+    each, its specs and the recorded figures of each seed (a reversible model's B->A test is a
+    group of its own, from the same runs)."""
+    done = {r["name"]: r for r in rows}
+    groups = {}
+    for spec in EXPERIMENTS["bound_translation"]:
+        key = (spec["config"], spec["folder"], f"{spec['source']}→{spec['target']}")
+        groups.setdefault(key, ([], []))[0].append(spec)
+        r = done.get(spec["name"])
+        if r:
+            groups[key][1].append(r)
+        if spec.get("reverse_test"):
+            reverse = (spec["config"], spec["folder"], f"{spec['target']}→{spec['source']} (same models)")
+            groups.setdefault(reverse, ([], []))[0].append(spec)
+            if r:
+                groups[reverse][1].append({**r, **r["reverse"]})
+    return groups
+
+
+def _figures(found, key):
+    """The seeds' values of ``key``, of the records that have it."""
+    return [r[key] for r in found if key in r]
+
+
+def fair_table(rows):
+    lines = ["Issue 47: every configuration trained with one schedule (dev perplexity every epoch, patience 10, "
+             "at most 40 epochs, the best epoch by dev), seeds 1-3, the thesis's sizes (128-number embeddings, "
+             "2 × 256 units; the Transformer 2 layers of 192, sized to the attention seq-to-seq's parameters) and "
+             "vocabularies; the bound_encoder_k0 and bound_learned_k* rows are the ablation of iterative recognition; "
+             "test BLEU is multi-bleu on the 2000 tokenized test sentences, "
+             "*unseen* on those whose source is not a training sentence. Retrieval: for each distinct test "
+             "source's PB (recognised in A), is its own translation's PB (recognised in B) the nearest by cosine "
+             "(P@1), and back; binding ratio: distance to its own pair's PB over the median distance to the others.",
+             "",
+             "| configuration | data | direction | parameters | recorded | test BLEU | unseen BLEU | best epoch | "
+             "best dev perplexity | retrieval P@1 (A→B / B→A) | binding ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (config, folder, direction), (specs, found) in fair_groups(rows).items():
+        if not found:
+            lines.append(f"| {config} | {folder} | {direction} | – | 0 of {len(specs)} | not run yet | – | – | – | – | – |")
+            continue
+        pick = functools.partial(_figures, found)
+        retrieval = pick("retrieval_p_at_1_source_to_target")
+        lines.append(
+            f"| {config} | {folder} | {direction} | {found[0].get('parameters', 0):,} | {len(found)} of {len(specs)} | "
+            f"**{mean_sd(pick('bleu'))}** | {mean_sd(pick('bleu_unseen')) if pick('bleu_unseen') else '–'} | "
+            f"{', '.join(map(str, pick('best_epoch')))} | {mean_sd(pick('best_dev_perplexity'))} | "
+            + (f"{mean_sd(retrieval, 3)} / {mean_sd(pick('retrieval_p_at_1_target_to_source'), 3)} | "
+               f"{mean_sd(pick('retrieval_binding_ratio'), 3)} |" if retrieval else "– | – |"))
+    lines.append("")
+    for r in rows:
+        lines += [f"`{r['name']}` ({r['date']}, {r['machine']}{'; ' + r['run_note'] if r.get('run_note') else ''}): "
+                  f"test BLEU {r['bleu']:.2f}, {r['epochs']} epochs, {r['train_seconds']} s of training.", "", "```",
+                  r["train_command"], r["test_command"], *([r["reverse"]["test_command"]] if "reverse" in r else []),
+                  *([r["analyze_command"]] if "analyze_command" in r else []), "```", ""]
+    return lines
+
+
+def fair_headline(rows):
+    """The index's figures: en->de easy20000 mean test BLEU of the bound model and the baselines."""
+    groups = fair_groups(rows)
+    ours = listing((config, f"**{mean_sd([r['bleu'] for r in found])}**" if found else "not run yet")
+                   for (config, folder, direction), (_, found) in groups.items()
+                   if folder == "easy/easy20000" and direction == "en→de")
+    recorded = len({r["name"] for r in rows})
+    return ("en→de easy20000 test BLEU, mean ± sd over seeds", ours,
+            "thesis Exp III (one run): bound RNNPB 5.31, seq2seq 28.22",
+            f"{recorded} of {len(EXPERIMENTS['bound_translation'])} runs")
+
+
 def thesis_study(experiment, title, reproduced):
     return Study(experiment, title, reproduced, "thesis", lambda rows: [*THESIS_INTRO, *table(experiment, rows)],
                  lambda rows: thesis_headline(experiment, rows))
@@ -384,7 +470,8 @@ STUDIES = [
                  "autoencoding English"),
     thesis_study("exp3_en_de", "Thesis Exp III: English to German",
                  "listing 4: seq-to-seq and the final bound RNNPB translating en→de (`easy/easy20000`, "
-                 "`easy50000`); one row not the thesis's, seq-to-seq with content attention"),
+                 "`easy50000`); two rows not the thesis's: seq-to-seq with content attention, on the tokenized words "
+                 "and on raw text with SentencePiece"),
     Study("transduction", "Transduction (Grefenstette et al. 2015)",
           "Figure 2a: Deep, Stack-, Queue- and DeQue-LSTMs on copy, reversal, bigram flip, SVO→SOV and "
           "gender conjugation", "transduction", transduction_table, transduction_headline),
@@ -394,8 +481,11 @@ STUDIES = [
     Study("question_formation", "Question formation (McCoy, Frank & Linzen 2018)",
           "seq-to-seq of SRN, GRU and LSTM units with no, location or content attention: does the model "
           "front the main auxiliary?", "question_formation", question_formation_table, question_headline),
-    Study("benchmark", "Speed benchmark", "`run_scripts/benchmark.py` against the targets of issues 4, 16, 17 "
-          "and 19", None, benchmark_table, benchmark_headline, {}),
+    Study("bound_translation", "The bound RNNPB translating, against its baselines (issue 47)",
+          "not a paper's: the thesis's bound model, semi-amortised and bound, against seq-to-seq with and "
+          "without attention, like for like over 3 seeds", "bound_translation", fair_table, fair_headline),
+    Study("benchmark", "Speed benchmark", "`run_scripts/benchmark.py` against the targets of issues 4, 16, 17, "
+          "19 and 44", None, benchmark_table, benchmark_headline, {}),
 ]
 
 
@@ -420,8 +510,7 @@ def index(recorded):
         notes = f"[notes/{study.notes}.md](notes/{study.notes}.md)" if study.notes else "–"
         lines.append(f"| [{study.title}]({study.name}.md) | {study.reproduced} | {measure} | {ours} | {paper} | "
                      f"{count} | {notes} |")
-    return lines + ["", "Written by hand, not generated: [bound_translation.md](bound_translation.md), bound-PB "
-                    "translation that translates (issue 16, semi-amortised recognition).", ""]
+    return lines + [""]
 
 
 def load(study):

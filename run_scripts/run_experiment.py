@@ -17,11 +17,14 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
 import tensorflow as tf
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
 from rnnpb_nmt import registry  # noqa: E402
 from rnnpb_nmt.data.files import write_text  # noqa: E402
+from rnnpb_nmt.metrics import bleu  # noqa: E402
 from rnnpb_nmt.train import loop as training  # noqa: E402
 from rnnpb_nmt.train import workdir  # noqa: E402
 
@@ -62,49 +65,114 @@ def raw_copy(folder, out, languages):
 
 
 def commands(row, data, working_dir):
+    """(training command, [(test name, test command)]): a row is tested source -> target, and a
+    reversible row (``reverse_test``) also target -> source from the same model."""
     d = os.path.join(data, row["folder"])
+    source, target = row.get("source", "en"), row["target"]
     if row.get("raw"):
         d = raw_copy(d, os.path.join(os.path.dirname(os.path.dirname(working_dir)), "raw_data", row["folder"]),
-                     sorted({"en", row["target"]}))
-    files = [f"--train_set1={d}/train.en", f"--train_set2={d}/train.{row['target']}",
-             f"--dev_set1={d}/dev.en", f"--dev_set2={d}/dev.{row['target']}"]
-    train = [sys.executable, "-u", NMT, *TRAINING, *row["flags"], *files, f"--working_dir={working_dir}"]
-    test = [sys.executable, "-u", NMT, *TESTING, *row["test_flags"], f"--test_set={d}/test.en",
-            f"--working_dir={working_dir}"]
-    return train, test
+                     sorted({source, target}))
+    files = [f"--train_set1={d}/train.{source}", f"--train_set2={d}/train.{target}",
+             f"--dev_set1={d}/dev.{source}", f"--dev_set2={d}/dev.{target}"]
+    train = [sys.executable, "-u", NMT, *row.get("training", TRAINING), *row["flags"], *files,
+             f"--working_dir={working_dir}"]
+    test = [sys.executable, "-u", NMT, *TESTING, *row["test_flags"], f"--working_dir={working_dir}"]
+    tests = [("forward", [*test, f"--test_set={d}/test.{source}"])]
+    if row.get("reverse_test"):
+        tests.append(("reverse", [*test, "--reverse_translation", f"--test_set={d}/test.{target}"]))
+    return train, tests
 
 
 def run_row(row, data, working_dir, log):
-    """Train (or resume an interrupted training) and test one row."""
-    train, test = commands(row, data, working_dir)
+    """Train (or resume an interrupted training), test (and analyse) one row."""
+    train, tests = commands(row, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
                 training.load_stats(working_dir), workdir.load_config(working_dir, registry.models()))):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
-    with open(os.path.join(working_dir, "test_log.txt"), "w") as out:
-        log(" ".join(test))
-        subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
-    return summarize(row, working_dir, train, test)
+    tested = {}
+    for name, test in tests:  # each test rewrites testing_stats.json and test_trans.txt: read them in between
+        with open(os.path.join(working_dir, f"test_log_{name}.txt" if len(tests) > 1 else "test_log.txt"), "w") as out:
+            log(" ".join(test))
+            subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
+        tested[name] = test_result(row, data, working_dir, test, reverse=name == "reverse")
+    result = summarize(row, working_dir, train, tested)
+    if row.get("analyze"):
+        analyze = [*tests[0][1][:-1], "--analyze", tests[0][1][-1]]  # the forward test set, with its reference
+        analyze.remove("--do_testing")
+        log(" ".join(analyze))
+        with open(os.path.join(working_dir, "analyze_log.txt"), "w") as out:
+            subprocess.run(analyze, stdout=out, stderr=subprocess.STDOUT, check=True)
+        with open(os.path.join(working_dir, "analysis", "summary.json")) as f:
+            found = json.load(f)
+        result.update({k: round(v, 4) for k, v in found.items() if k.startswith("retrieval_")},
+                      analyze_command=_relative(analyze))
+    return result
 
 
-def summarize(row, working_dir, train, test):
-    """The results row of a trained and tested working directory."""
-    with open(os.path.join(working_dir, "training_stats.json")) as f:
-        training = json.load(f)
+def _relative(command):
+    return " ".join(os.path.relpath(c) if os.path.isabs(c) and os.path.exists(c) else c for c in command)
+
+
+def unseen_bleu(test_set, train_set, translations, references):
+    """BLEU (multi-bleu, tokenized) on the test sentences whose source is not a training sentence,
+    and how many there are: what the model does on sentences it cannot have memorised."""
+    with open(train_set, encoding="utf-8") as f:
+        seen = {line.strip() for line in f}
+    read = lambda path: [line.strip() for line in open(path, encoding="utf-8")]
+    keep = [i for i, line in enumerate(read(test_set)) if line not in seen]
+    hypotheses, refs = read(translations), read(references)
+    return bleu([hypotheses[i] for i in keep], [refs[i] for i in keep]), len(keep)
+
+
+def test_result(row, data, working_dir, test, reverse):
+    """One test's figures, read from what it wrote."""
     with open(os.path.join(working_dir, "testing_stats.json")) as f:
         testing = json.load(f)
-    rel = lambda cmd: " ".join(os.path.relpath(c) if os.path.isabs(c) and os.path.exists(c) else c
-                               for c in cmd)
-    return {"name": row["name"], "dataset": row["folder"],
-            "model": "encdec" if "--model=encdec" in row["flags"] else "rnnpbnmt",
-            "train_command": rel(train), "test_command": rel(test),
-            "bleu": round(testing["bleu"], 2), "bleu_detokenized": round(testing["bleu_detokenized"], 2),
-            "best_dev_perplexity": training["best_dev_perplexity"], "epochs": len(training["epochs"]),
-            "best_epoch": training["best_epoch"], "train_seconds": round(training["total_seconds"]),
-            "test_seconds": round(testing["testing_time"]), "machine": machine(),
-            "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"], **({"note": row["note"]} if row.get("note") else {})}
+    d = os.path.join(data, row["folder"])
+    source, target = row.get("source", "en"), row["target"]
+    if reverse:
+        source, target = target, source
+    found = {"bleu": round(testing["bleu"], 2), "bleu_detokenized": round(testing["bleu_detokenized"], 2),
+             "sacrebleu_signature": testing.get("sacrebleu_signature"), "test_seconds": round(testing["testing_time"]),
+             "test_command": _relative(test)}
+    if not row.get("raw"):  # the unseen subset is read from the tokenized files
+        score, count = unseen_bleu(f"{d}/test.{source}", f"{d}/train.{source}",
+                                   os.path.join(working_dir, "test_trans.txt"), f"{d}/test.{target}")
+        found.update(bleu_unseen=round(score, 2), unseen_sentences=count)
+    return found
+
+
+def parameters(working_dir):
+    """The number of trained numbers of the model (each shared variable once; PB tables count)."""
+    model = workdir.load_model(working_dir, registry.models())
+    return int(sum(np.prod(v.shape) for v in {id(v): v for v in model.trainable_variables}.values()))
+
+
+def summarize(row, working_dir, train, tested):
+    """The results row of a trained and tested working directory: the forward test's figures at
+    the top level (as the thesis rows have always had them), a reverse test's under ``reverse``."""
+    with open(os.path.join(working_dir, "training_stats.json")) as f:
+        training = json.load(f)
+    flags = row["flags"]
+    model = next((f.split("=", 1)[1] for f in flags if f.startswith("--model=")), "rnnpbnmt")
+    forward = tested["forward"]
+    result = {"name": row["name"], "dataset": row["folder"], "model": model,
+              "train_command": _relative(train), **forward,
+              "best_dev_perplexity": training["best_dev_perplexity"], "epochs": len(training["epochs"]),
+              "best_epoch": training["best_epoch"], "train_seconds": round(training["total_seconds"]),
+              "machine": machine(), "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"],
+              **({"note": row["note"]} if row.get("note") else {})}
+    for key in ("config", "seed", "source", "target"):
+        if key in row:
+            result[key] = row[key]
+    if "config" in row:  # issue 47's rows: sizes are part of the comparison
+        result["parameters"] = parameters(working_dir)
+    if "reverse" in tested:
+        result["reverse"] = tested["reverse"]
+    return result
 
 
 def record(experiment, result):
@@ -126,12 +194,15 @@ def main():
     parser.add_argument("--data", default=os.path.join(os.path.dirname(HERE), "..", "shared", "data"))
     parser.add_argument("--rows", nargs="*", help="row names (default: all)")
     parser.add_argument("--work", default="runs", help="parent of the working directories")
+    parser.add_argument("--run_note", help="recorded with each row, e.g. which core it ran on and beside what")
     args = parser.parse_args()
     for row in EXPERIMENTS[args.experiment]:
         if args.rows and row["name"] not in args.rows:
             continue
         working_dir = os.path.join(args.work, args.experiment, row["name"])
         result = run_row(row, os.path.abspath(args.data), working_dir, lambda m: print(m, flush=True))
+        if args.run_note:
+            result["run_note"] = args.run_note
         record(args.experiment, result)
         print(json.dumps(result), flush=True)
 

@@ -10,6 +10,8 @@ import tensorflow as tf
 from rnnpb_nmt.data.dataset import make_dataset
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.metrics import bitext_retrieval
+from rnnpb_nmt.models.rnnpb.binding import binding_loss
 from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
 from rnnpb_nmt.train.step import Trainer
 
@@ -61,6 +63,9 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 2, "refine_gradient": "stop", "encoder_binding": 1.0, "p0_loss": 0.5},
     {"amortize": "learned", "refine_steps": 2},
     {"amortize": "encoder", "refine_steps": 2, "self_loss": 0.0},
+    {"amortize": "learned", "refine_steps": 2, "both_directions": True, "pb_binding": "soft", "self_loss": 0.0},
+    {"amortize": "encoder", "refine_steps": 2, "pb_binding": "mean"},
+    {"amortize": "encoder", "refine_steps": 0, "proposal_layers": 2, "pb_binding": "soft", "both_directions": True},
     {"pb_prior": 0.1},
 ])
 @pytest.mark.slow  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
@@ -77,6 +82,22 @@ def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
     assert translator.dev_perplexity(src[:16], tgt[:16]) < 0.9 * before
 
 
+def directional_derivatives(loss, variable, eps=1e-2):
+    """The derivative of ``loss()`` along a fixed random direction of ``variable``: by its gradient
+    (None when the loss does not reach it) and by central finite differences."""
+    with tf.GradientTape() as tape:
+        value = loss()
+    grad = tape.gradient(value, variable)
+    direction = tf.random.stateless_normal(variable.shape, [3, 4])
+    original, values = variable.numpy(), []
+    for sign in (1, -1):
+        variable.assign(original + sign * eps * direction)
+        values.append(float(loss()))
+    variable.assign(original)
+    analytic = None if grad is None else float(tf.reduce_sum(grad * direction))
+    return analytic, (values[0] - values[1]) / (2 * eps)
+
+
 def b_loss_after_refinement(model, batch):
     """B's loss of the targets from the sources' refined PBs: A's weights reach it only through the steps."""
     _, pb = model.propose_and_refine(batch["src"])
@@ -88,23 +109,13 @@ def test_gradients_flow_through_the_unrolled_steps(refine_gradient):
     model = build(amortize="encoder", refine_steps=3, refine_step_size=0.5, refine_gradient=refine_gradient,
                   num_PB=4, embedding_size=8, units=8, num_layers=1)
     batch = batch_of(*corpus(4))
-    kernel = model.lm_a.output_layer.kernel
-    with tf.GradientTape() as tape:
-        loss = b_loss_after_refinement(model, batch)
-    grad = tape.gradient(loss, kernel)
-    direction = tf.random.stateless_normal(kernel.shape, [3, 4])
-    eps, original = 1e-2, kernel.numpy()
-    values = []
-    for sign in (1, -1):
-        kernel.assign(original + sign * eps * direction)
-        values.append(float(b_loss_after_refinement(model, batch)))
-    kernel.assign(original)
-    numeric = (values[0] - values[1]) / (2 * eps)
+    analytic, numeric = directional_derivatives(lambda: b_loss_after_refinement(model, batch),
+                                                model.lm_a.output_layer.kernel)
     assert abs(numeric) > 1e-3  # A's weights do change B's loss, through the refined PB
     if refine_gradient == "full":
-        assert float(tf.reduce_sum(grad * direction)) == pytest.approx(numeric, rel=2e-2)
+        assert analytic == pytest.approx(numeric, rel=2e-2)
     else:  # the cheap variant treats each step's gradient as a constant: no path from A's weights
-        assert grad is None
+        assert analytic is None
 
 
 def test_refinement_steps_lower_the_source_loss_and_zero_steps_is_the_proposal():
@@ -181,3 +192,59 @@ def test_self_loss_weighs_only_the_language_models_own_sentence_terms(both):
         losses[weight] = per.numpy()
     own = terms["prediction_a"] + (terms["prediction_b_from_b"] if both else 0.0)
     np.testing.assert_allclose(losses[1.0] - losses[0.0], own.numpy(), rtol=1e-5)
+
+
+def binding_term(model, batch):
+    """--pb_binding=soft's summed term: A's refined PBs of the sources against B's of the targets."""
+    _, pb_a = model.propose_and_refine(batch["src"])
+    _, pb_b = model.propose_and_refine(batch["tgt"], reverse=True)
+    return tf.reduce_sum(binding_loss(pb_a, pb_b, model.config.training.pb_binding_strength))
+
+
+@pytest.mark.parametrize("weight", ["lm_a", "proposal_b"])
+def test_the_binding_terms_gradient_matches_finite_differences(weight):
+    """The term reaches A's language model through the refinement steps of the source (second
+    order), and B's proposal directly: both gradients agree with finite differences."""
+    model = build(amortize="encoder", refine_steps=2, refine_step_size=0.5, pb_binding="soft",
+                  pb_binding_strength=3.0, num_PB=4, embedding_size=8, units=8, num_layers=1)
+    batch = batch_of(*corpus(4))
+    per, _, terms = model.sentence_losses(batch, "parallel")
+    assert float(tf.reduce_sum(terms["binding"])) == pytest.approx(float(binding_term(model, batch)), rel=1e-5)
+    kernel = model.lm_a.output_layer.kernel if weight == "lm_a" else model.proposal_b.output_layer.kernel
+    analytic, numeric = directional_derivatives(lambda: binding_term(model, batch), kernel)
+    assert abs(numeric) > 1e-3
+    assert analytic == pytest.approx(numeric, rel=2e-2)
+
+
+def test_mean_binding_gives_a_pair_one_pb_for_both_language_models():
+    model = build(amortize="encoder", refine_steps=2, pb_binding="mean", both_directions=True)
+    batch = batch_of(*corpus(8))
+    _, _, terms = model.sentence_losses(batch, "parallel")
+    _, pb_a = model.propose_and_refine(batch["src"])
+    _, pb_b = model.propose_and_refine(batch["tgt"], reverse=True)
+    mean = (pb_a + pb_b) / 2
+    np.testing.assert_allclose(terms["prediction_a"], model.lm_a.sentence_losses(batch["src"], mean)[0], rtol=1e-5)
+    np.testing.assert_allclose(terms["prediction_b"], model.lm_b.sentence_losses(batch["tgt"], mean)[0], rtol=1e-5)
+    assert "prediction_a_from_b" not in terms  # the same term as prediction_a: one PB generates both
+
+
+@pytest.mark.slow  # trains two tiny models
+def test_soft_binding_brings_a_pairs_two_pbs_together():
+    """Trained alike from the same seed, with and without --pb_binding=soft: the PBs that A and B
+    recognise of a pair are nearer each other than other pairs' with it (binding ratio), and
+    retrieve each other better."""
+    src, tgt = corpus(64)
+    found = {}
+    for binding in ("none", "soft"):
+        model = build(amortize="encoder", refine_steps=2, both_directions=True, pb_binding=binding,
+                      pb_binding_strength=5.0, learning_rate=0.01, num_train=64, embedding_size=8, units=16,
+                      num_layers=1)
+        trainer = Trainer(model)
+        for epoch in range(4):
+            for batch in trainer.dataset("parallel", src, tgt, epoch):
+                trainer.train_step(batch)
+        batch = batch_of(src, tgt)
+        pbs = [model.recognize(batch[side], reverse=side == "tgt")["pb"].numpy() for side in ("src", "tgt")]
+        found[binding] = bitext_retrieval(*pbs, [tuple(s) for s in src], [tuple(t) for t in tgt])
+    assert found["soft"]["binding_ratio"] < 0.75 * found["none"]["binding_ratio"]
+    assert found["soft"]["p_at_1_source_to_target"] > found["none"]["p_at_1_source_to_target"]

@@ -1,9 +1,10 @@
 import collections
 import math
 
+import numpy as np
 import pytest
 
-from rnnpb_nmt.metrics import bleu, perplexity
+from rnnpb_nmt.metrics import bitext_retrieval, bleu, perplexity
 
 
 def test_perplexity_hand_computed():
@@ -36,3 +37,27 @@ def test_bleu_is_multi_bleu_on_tokenized_text():
     assert bleu(refs, refs) == pytest.approx(100.0)
     short = ["Der Hund .", "Ich weiß , dass er schläft .", "Das Haus ist alt ."]
     assert bleu(short, refs) == pytest.approx(multi_bleu(short, refs), abs=1e-6)
+
+
+def test_bitext_retrieval_on_constructed_vectors():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(5, 8))
+    sources, targets = ["s0", "s1", "s2", "s3", "s4"], ["t0", "t1", "t2", "t3", "t4"]
+    exact = bitext_retrieval(a, a, sources, targets)
+    assert exact == pytest.approx({"pairs": 5, "p_at_1_source_to_target": 1.0, "p_at_1_target_to_source": 1.0,
+                                   "binding_ratio": 0.0}, abs=1e-6)
+    # Targets 0 and 1 swapped: those two sources find the other's translation, both ways.
+    swapped = bitext_retrieval(a, a[[1, 0, 2, 3, 4]], sources, targets)
+    assert swapped["p_at_1_source_to_target"] == swapped["p_at_1_target_to_source"] == 0.6
+    distance = np.linalg.norm(a[:, None] - a[None, [1, 0, 2, 3, 4]], axis=2)
+    own = np.diag(distance)
+    others = [np.median(np.delete(distance[i], i)) for i in range(5)]
+    assert swapped["binding_ratio"] == pytest.approx(np.mean(own / others))
+    # Identical translations of two sources are not errors; a source repeated with another
+    # reference counts once (its first pair).
+    same = bitext_retrieval(a, a[[1, 0, 2, 3, 4]], sources, ["t", "t", "t2", "t3", "t4"])
+    assert same["p_at_1_source_to_target"] == 1.0
+    repeated = bitext_retrieval(np.vstack([a, a[:1]]), np.vstack([a, a[1:2]]), sources + ["s0"], targets + ["t1"])
+    assert repeated == pytest.approx(exact, abs=1e-6)
+    # Cosine: a vector's length does not matter, its direction does.
+    assert bitext_retrieval(a, 3 * a, sources, targets)["p_at_1_source_to_target"] == 1.0

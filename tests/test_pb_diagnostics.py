@@ -4,7 +4,8 @@ vs recognised PBs of training pairs, PB norms and binding ratio."""
 import numpy as np
 import pytest
 
-from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.data.dataset import encode_all, make_dataset
+from rnnpb_nmt.metrics import bitext_retrieval, bleu
 from rnnpb_nmt.models.rnnpb import analysis
 
 from helpers import translator_of
@@ -52,3 +53,18 @@ def test_analyze_reports_the_ceiling_in_both_modes_and_stored_pbs_where_there_ar
     summary = analysis.analyze(model, pairs, pairs, str(tmp_path))["summary"]
     assert summary["ceiling_sentences"] == 8 and "ceiling_bleu_source_pb" in summary
     assert ("stored_bleu_stored_pb" in summary) == (model.pbs is not None)
+    assert summary["retrieval_pairs"] == 8 and 0 <= summary["retrieval_p_at_1_source_to_target"] <= 1
+
+
+def test_the_interlingua_is_retrieval_between_pbs_recognised_in_each_language(trained):  # noqa: F811
+    model, _ = trained
+    src, tgt = corpus(12, seed=1)
+    src, tgt = tokens(src), tokens(tgt)
+    src, tgt = src + [src[0]], tgt + [tgt[1]]  # a source again, with another reference: counted once
+    found = analysis.interlingua(model, list(zip(src, tgt)))
+    recognised = [model.recognize(next(iter(make_dataset(encode_all(vocab, sentences), batch_size=13)))["src"],
+                                  reverse)["pb"].numpy()
+                  for sentences, vocab, reverse in ((src, model.vocab1, False), (tgt, model.vocab2, True))]
+    expected = bitext_retrieval(*recognised, [tuple(s) for s in src], [tuple(t) for t in tgt])
+    assert found == pytest.approx({f"retrieval_{k}": v for k, v in expected.items()}, rel=1e-4)
+    assert found["retrieval_pairs"] == 12

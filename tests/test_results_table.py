@@ -108,3 +108,30 @@ def test_every_study_gets_a_page_saying_it_is_generated_and_the_index_links_them
         assert f"]({study.name}.md)" in index and "[README.md](README.md)" in page
         assert (f"[notes/{study.notes}.md](notes/{study.notes}.md)" in page) == bool(study.notes)
         assert not study.notes or os.path.isfile(os.path.join(results_table.HERE, "results", "notes", f"{study.notes}.md"))
+
+
+def fair_record(spec, bleu, **extra):
+    return {"name": spec["name"], "bleu": bleu, "bleu_unseen": bleu - 10, "best_dev_perplexity": 5.0, "epochs": 12,
+            "best_epoch": 2, "train_seconds": 100, "parameters": 1234567, "machine": "M", "date": "D",
+            "train_command": f"train {spec['name']}", "test_command": "test", **extra}
+
+
+def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a_row_of_its_own():
+    specs = EXPERIMENTS["bound_translation"]
+    bound = [s for s in specs if s["config"] == "bound_soft" and s["folder"] == "easy/easy20000"]
+    retrieval = {"retrieval_p_at_1_source_to_target": 0.9, "retrieval_p_at_1_target_to_source": 0.8,
+                 "retrieval_binding_ratio": 0.25, "analyze_command": "analyze"}
+    rows = [fair_record(bound[0], 30.0, reverse=fair_record(bound[0], 20.0, test_command="reverse test"), **retrieval),
+            fair_record(bound[1], 34.0, reverse=fair_record(bound[1], 24.0), **retrieval)]
+    lines = results_table.fair_table(rows)
+    cells = lambda start: [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
+    forward = cells("| bound_soft | easy/easy20000 | en→de |")
+    assert forward[3:] == ["1,234,567", "2 of 3", "**32.00 ± 2.83 (2 seeds)**", "22.00 ± 2.83 (2 seeds)", "2, 2",
+                           "5.00 ± 0.00 (2 seeds)", "0.900 ± 0.000 (2 seeds) / 0.800 ± 0.000 (2 seeds)",
+                           "0.250 ± 0.000 (2 seeds)"]
+    assert cells("| bound_soft | easy/easy20000 | de→en (same models) |")[5] == "**22.00 ± 2.83 (2 seeds)**"
+    assert "not run yet" in cells("| encdec_attention | easy/easy20000 | en→de |")
+    assert "train bound_soft_ende_easy20000_seed1\ntest\nreverse test\nanalyze" in "\n".join(lines)
+    _, ours, _, count = results_table.fair_headline(rows)
+    assert "bound_soft **32.00 ± 2.83 (2 seeds)**" in ours and "encdec not run yet" in ours
+    assert count == f"2 of {len(specs)} runs"

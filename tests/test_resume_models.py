@@ -49,13 +49,13 @@ def sides(out, name, pairs, ext=("src", "tgt")):
     return [write(out / f"{name}.{e}", [" ".join(pair[i]) for pair in pairs]) for i, e in enumerate(ext)]
 
 
-def reversal_files(out):
+def reversal_files(out, train=24, dev=4):
     """Reversal of 2-6 symbols: small, so that the runs cost little more than their tracing (the
-    translation task reads such files as it reads tokenized text)."""
+    translation task reads such files as it reads tokenized text); ``train`` and ``dev`` pairs."""
     rng = random.Random(3)
-    seqs = [[rng.choice("abcde") for _ in range(rng.randint(2, 6))] for _ in range(28)]
+    seqs = [[rng.choice("abcde") for _ in range(rng.randint(2, 6))] for _ in range(train + dev)]
     (train_src, train_tgt), (dev_src, dev_tgt) = (sides(out, name, [(s, s[::-1]) for s in part])
-                                                   for name, part in (("train", seqs[:24]), ("dev", seqs[24:])))
+                                                   for name, part in (("train", seqs[:train]), ("dev", seqs[train:])))
     return [f"--train_set1={train_src}", f"--train_set2={train_tgt}", f"--dev_set1={dev_src}", f"--dev_set2={dev_tgt}"]
 
 
@@ -104,6 +104,8 @@ RUNS = {
         *AMORTIZED, "--amortize=encoder", "--both_directions", "--self_loss=0", "--encoder_binding=1",
         "--p0_loss=0.5", "--refine_gradient=stop"], "model/refinement_b"),
     "rnnpbnmt_learned": ("translation", [*AMORTIZED, "--amortize=learned"], "model/refinement_a"),
+    # Its dropout masks are drawn per element, from the epoch's generator too.
+    "transformer": ("translation", ["--model=transformer", *LAYERS, "--heads=2"], "model/decoder_layers"),
 }
 
 

@@ -32,7 +32,7 @@ def remove_checkpoints(wd):
 @pytest.mark.parametrize("damage, message", [
     (rewrite("hparams.json", b'{"model": "encdec", "units": 3'), "hparams.json: corrupted"),
     (rewrite("hparams.json", b'{"model": "encdec"}'), "hparams.json: corrupted (no "),
-    (rewrite("hparams.json", b'{"model": "transformer"}'), "hparams.json: corrupted (unknown model 'transformer')"),
+    (rewrite("hparams.json", b'{"model": "no_such_model"}'), "hparams.json: corrupted (unknown model 'no_such_model')"),
     (lambda wd: (wd / "hparams.json").unlink(), "hparams.json missing"),
     (lambda wd: (wd / "vocab2.txt").unlink(), "vocab2.txt: vocabulary file missing"),
     (rewrite("vocab1.txt", b"<pad>\n<start>\n<end>\n<unk>\n\xff\n"), "vocab1.txt: corrupted (not valid UTF-8"),

@@ -27,12 +27,12 @@ from rnnpb_nmt.models.losses import token_mask
 class PBProposal(tf.keras.layers.Layer):
     """The PB a sentence's refinement starts from: an LSTM encoder's, or one learned vector."""
 
-    def __init__(self, kind, vocab_size, embedding_size, units, num_pb, **kwargs):
+    def __init__(self, kind, vocab_size, embedding_size, units, num_pb, layers=1, **kwargs):
         super().__init__(**kwargs)
         self.kind, self.num_pb = kind, num_pb
         if kind == "encoder":
             self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-            self.lstm = StackedRNN(units, 1, name="lstm")
+            self.lstm = StackedRNN(units, layers, name="lstm")
             self.output_layer = tf.keras.layers.Dense(num_pb, name="output")
             self.embedding.build([None])
             self.lstm.build([None, None, embedding_size])

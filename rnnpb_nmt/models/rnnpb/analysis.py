@@ -12,6 +12,10 @@ And the diagnostics of issue 16 (item 1), which tell where translation is lost:
 - training pairs decoded from their stored PB against a PB recognised from the source alone;
 - PB norms of trained and recognised PBs, and the binding ratio of PBs recognised in A against
   the pairs' trained PBs in B.
+
+And issue 47's measure of the interlingua: recognise every test source in A and every reference
+in B, and ask whether each sentence's nearest PB in the other language is its translation's
+(bitext retrieval, ``rnnpb_nmt.metrics.bitext_retrieval``).
 """
 
 import numpy as np
@@ -19,7 +23,7 @@ import tensorflow as tf
 
 from rnnpb_nmt.data.dataset import batch_spec, encode_all, make_dataset
 from rnnpb_nmt.infer import plots, search
-from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.metrics import bitext_retrieval, bleu
 from rnnpb_nmt.models.rnnpb import joint
 from rnnpb_nmt.models.rnnpb.binding import binding_quality
 
@@ -35,6 +39,7 @@ def analyze(model, train_pairs, test_pairs, out_dir):
     with_reference = [(s, r) for s, r in test_pairs if r is not None]
     if with_reference and not model.config.model.autoencode:
         summary.update(ceiling(model, with_reference))
+        summary.update(interlingua(model, with_reference))
     if model.pbs is None:  # --amortize: no PB tables, no recognition paths to draw
         return {"figures": figures, "summary": summary}
     if train_pairs:
@@ -52,16 +57,27 @@ def analyze(model, train_pairs, test_pairs, out_dir):
     return {"figures": figures, "summary": summary}
 
 
-def _batches(model, sources, targets=None):
+def _batches(model, sources, targets=None, source_vocab=None):
     """Encoded batches of source sentences (and targets), in order, --test_batch_size at most."""
     tgt = None if targets is None else encode_all(model.vocab2, targets)
-    return make_dataset(encode_all(model.vocab1, sources), tgt, batch_size=model.config.inference.test_batch_size)
+    return make_dataset(encode_all(source_vocab or model.vocab1, sources), tgt,
+                        batch_size=model.config.inference.test_batch_size)
 
 
-def source_pbs(model, sources):
-    """PBs (N, num_PB) of source sentences as translation recognises them (A alone)."""
-    fn = tf.function(lambda src: model.recognize(src)["pb"], input_signature=[TOKENS])
-    return np.concatenate([fn(b["src"]).numpy() for b in _batches(model, sources)])
+def source_pbs(model, sources, reverse=False):
+    """PBs (N, num_PB) of source sentences as translation recognises them (A alone; B alone when
+    ``reverse``: sentences of B's language, as B->A translation recognises them)."""
+    fn = tf.function(lambda src: model.recognize(src, reverse)["pb"], input_signature=[TOKENS])
+    vocab = model.vocab2 if reverse else model.vocab1
+    return np.concatenate([fn(b["src"]).numpy() for b in _batches(model, sources, source_vocab=vocab)])
+
+
+def interlingua(model, pairs):
+    """Bitext retrieval between the PBs of the sources recognised in A and of their references
+    recognised in B: whether one PB space holds both languages, a pair at one point."""
+    sources, targets = [tuple(s) for s, _ in pairs], [tuple(t) for _, t in pairs]
+    found = bitext_retrieval(source_pbs(model, sources), source_pbs(model, targets, reverse=True), sources, targets)
+    return {f"retrieval_{k}": v for k, v in found.items()}
 
 
 def pair_pbs(model, pairs):

@@ -6,6 +6,9 @@ generates from it in B; B->A is the same with the roles swapped.
 
 With --amortize there are no PB tables: a pair's PB is the source's proposed PB refined on A's
 loss of the source (``rnnpb_nmt.models.rnnpb.amortized``), in training as in translation, and B is trained on it.
+--pb_binding binds it to the target's PB refined in B, as the thesis bound its tables: soft (a
+penalty on their distance) or as one PB, their mean; ``--analyze`` measures what binding achieves
+(bitext retrieval between the two languages' recognised PBs).
 """
 
 import numpy as np
@@ -33,6 +36,16 @@ class BoundRNNPB(NMTModel):
 
     reversible = True
 
+    @property
+    def export_refusal(self):
+        """Why ``rnnpb-nmt export`` refuses the model, or None: the thesis's recognition, hundreds of
+        Adam iterations per sentence, is refused; --amortize's fixed --refine_steps are exported."""
+        if self.pbs is None:
+            return None
+        return (f"--model={self.config.model.model} without --amortize recognises each source by up to "
+                f"--max_recog_epochs={self.config.inference.max_recog_epochs} Adam iterations (the thesis's 100-500): "
+                "not exported; export a run trained with --amortize=learned or --amortize=encoder")
+
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
         m, data = config.model, config.data
@@ -52,7 +65,7 @@ class BoundRNNPB(NMTModel):
             return
 
         def proposal(vocab, name):
-            return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, name=name)
+            return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers, name=name)
 
         self.proposal_a = proposal(vocab1, "proposal_a")
         self.proposal_b = self.proposal_a if m.autoencode else proposal(vocab2, "proposal_b")
@@ -116,23 +129,32 @@ class BoundRNNPB(NMTModel):
         t, reverse = self.config.training, kind == "mono2"
         p0, pb = self.propose_and_refine(batch["src"], reverse)
         lm = self.lm_b if reverse else self.lm_a
-        ce_a, tokens_a = lm.sentence_losses(batch["src"], pb, rng)
         prior = self._prior(pb)
-        if kind in ("mono1", "mono2"):  # a monolingual sentence autoencodes through its own PB
+        if kind in ("mono1", "mono2") or self.config.model.autoencode:
+            # A monolingual sentence autoencodes through its own PB (so does every sentence under --autoencode).
+            ce_a, tokens_a = lm.sentence_losses(batch["src"], pb, rng)
+            if kind == "parallel":
+                return ce_a + prior, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
             side = "b" if reverse else "a"
             return ce_a + prior, 0.0, {f"prediction_{side}": ce_a, f"perplexity_{kind}": tf.exp(ce_a / tokens_a)}
-        if self.config.model.autoencode:
-            return ce_a + prior, 0.0, {"prediction_a": ce_a, "perplexity": tf.exp(ce_a / tokens_a)}
+        pb_b = None
+        if t.both_directions or t.pb_binding != "none":  # the pair's other PB: the target's, refined in B
+            _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
+        if t.pb_binding == "mean":  # one PB per pair, as the thesis's hard-bound table
+            pb = pb_b = (pb + pb_b) / 2
+        ce_a, _ = self.lm_a.sentence_losses(batch["src"], pb, rng)
         ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
         terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
         # --self_loss: how much a language model also learns to generate its own sentence from
         # the PB refined on that sentence, a PB that translation never gives it.
         loss = t.self_loss * ce_a + prior + ce_b
+        if t.pb_binding == "soft":
+            terms["binding"] = binding_loss(pb, pb_b, t.pb_binding_strength)
+            loss += terms["binding"]
         if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
-        if t.both_directions:  # the same pair B->A: the target's PB, refined in B, generates the source in A
-            _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
+        if t.both_directions and t.pb_binding != "mean":  # the pair B->A: the target's PB generates the source in A
             terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
             terms["prediction_a_from_b"], _ = self.lm_a.sentence_losses(batch["src"], pb_b, rng)
             loss += t.self_loss * terms["prediction_b_from_b"] + terms["prediction_a_from_b"] + self._prior(pb_b)

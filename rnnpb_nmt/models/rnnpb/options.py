@@ -28,6 +28,9 @@ class ModelOptions:
         "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "
         "differentiable steps refine it, in training as at test time); learned (one learned PB, refined so)",
         choices=("none", "encoder", "learned"), legacy="none", only=("model", ("rnnpbnmt",)))
+    proposal_layers: int = option(1, "--amortize=encoder: LSTM layers of the encoder that proposes a sentence's PB "
+                                     "(as many as --num_layers makes it as deep as the language model whose "
+                                     "refinement steps it replaces)", 1, 100, legacy=1, only=("amortize", ("encoder",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
 
@@ -58,6 +61,13 @@ class TrainingOptions:
         "refined on it (A's of the source; with --both_directions also B's of the target); 0: a language model "
         "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0,
         only=AMORTIZED)
+    pb_binding: str = option(
+        "none", "--amortize, parallel pairs: bind the PB refined on the source in A and the PB refined on the target "
+        "in B: none; soft (adds --pb_binding_strength * ||p_A(a) - p_B(b)||^2 / 2 to each pair's loss); mean (the "
+        "pair has one PB in training, the mean of the two, from which A and B generate; translation still starts from "
+        "the source's alone)", choices=("none", "soft", "mean"), legacy="none", only=AMORTIZED)
+    pb_binding_strength: float = option(1.0, "--pb_binding=soft: its strength beta", 0, 1e9, legacy=1.0,
+                                        only=("pb_binding", ("soft",)))
     both_directions: bool = option(
         False, "--amortize: also train B->A on every pair (B's refined PB of the target generates the source in "
         "A), so that one model translates both ways", legacy=False, only=AMORTIZED)

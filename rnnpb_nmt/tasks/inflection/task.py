@@ -25,6 +25,8 @@ symbols, and joining the symbols gives back the exact bytes read (no Unicode nor
 Scores: exact-match accuracy and mean Levenshtein distance to the gold form.
 """
 
+import tensorflow as tf
+
 from rnnpb_nmt.data.dataset import read_lines
 from rnnpb_nmt.data.symbols import STEP, feature_symbol, is_feature_symbol
 from rnnpb_nmt.errors import UserError
@@ -164,3 +166,24 @@ class InflectionTask(Task):
 
     def detokenize(self, outputs, language):
         return [form_of(actions) for actions in outputs]
+
+    # In a TensorFlow graph (``rnnpb-nmt export``, ``rnnpb_nmt.serving.export``): the same as ``tokenize``
+    # and ``detokenize``, on a batch of strings and a ragged batch of symbols.
+
+    def graph_tokenize(self, lines, language):
+        """Lines (B,) -> their source symbols (B, None); a line ``parse_line`` refuses fails the graph's
+        check, with one message for every way of being wrong."""
+        lines = tf.strings.regex_replace(lines, "\r+$", "")  # rstrip("\r")
+        fields = tf.strings.split(lines, "\t")
+        lemma, features = tf.unstack(fields.to_tensor("", shape=[None, 2]), axis=1)
+        tags = tf.strings.split(features, FEATURE_SEPARATOR)
+        well_formed = (tf.equal(fields.row_lengths(), 2) & tf.not_equal(lemma, "")
+                       & ~tf.strings.regex_full_match(lines, "(?s).*\r.*") & tf.reduce_all(tf.not_equal(tags, ""), axis=1))
+        tf.debugging.Assert(tf.reduce_all(well_formed), ["a line is not LEMMA<TAB>FEATURES (a non-empty lemma, "
+                                                         "comma-separated non-empty feature tags)"])
+        features = tf.ragged.map_flat_values(lambda tag: "[" + tag + "]", tags)  # feature_symbol
+        return tf.concat([tf.strings.unicode_split(lemma, "UTF-8"), features], axis=1)
+
+    def graph_detokenize(self, symbols, language):
+        """Output symbols (N, None) -> forms (N,): ``form_of`` of each row."""
+        return tf.strings.reduce_join(tf.ragged.boolean_mask(symbols, tf.not_equal(symbols, STEP)), axis=1)

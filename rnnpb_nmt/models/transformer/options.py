@@ -1,0 +1,20 @@
+"""The Transformer's options (``--model=transformer``): attention heads and feed-forward width.
+Its model width is --units, its layers --num_layers, its dropout --dropout, as for the
+recurrent models. What an options module holds: ``rnnpb_nmt.options``."""
+
+import dataclasses
+
+from rnnpb_nmt.options import option
+
+ORDER = 5
+READS = {"transformer": ("num_layers", "dropout")}
+TRANSFORMER = ("model", ("transformer",))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelOptions:
+    # Older runs have no Transformer: the legacy values are never read.
+    heads: int = option(4, "transformer: attention heads per attention layer (--units must be a multiple)",
+                        1, 1e4, legacy=4, only=TRANSFORMER)
+    ffn_units: int = option(0, "transformer: width of each layer's feed-forward hidden layer (0: 4 x --units, "
+                               "as Vaswani et al.)", 0, 1e6, legacy=0, only=TRANSFORMER)
