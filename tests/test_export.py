@@ -229,3 +229,26 @@ def test_the_graphs_word_splitting_is_pythons_str_split(lines):
     words = export.split_words(tf.constant(lines, tf.string))
     assert [[w.decode("utf-8") for w in row] for row in words.to_list()] == [line.split() for line in lines]
     assert [t.decode("utf-8") for t in export.join_words(words).numpy()] == [" ".join(line.split()) for line in lines]
+
+
+def test_each_languages_subword_model_survives_saving(tmp_path):
+    """The SentencePiece models of the two languages stay two after a SavedModel is loaded: each
+    language's pieces are joined by its own model (pieces of words the other model never saw
+    would keep their "▁" marks)."""
+    from rnnpb_nmt.data.text import TextPipeline, _train_model
+
+    corpora = {"en": [["the", "teacher", "sees", "a", "small", "dog"]] * 20,
+               "de": [["der", "lehrer", "sieht", "einen", "kleinen", "hund"]] * 20}
+    pipeline = TextPipeline("pretokenized", "sentencepiece", [_train_model(c, 30, "unigram") for c in corpora.values()])
+    module = tf.Module()
+    module.text = export._PipelineText(pipeline, ("en", "de"))
+    spec = tf.RaggedTensorSpec([None, None], tf.string)
+    module.join = {language: tf.function(lambda pieces, language=language: module.text.graph_detokenize(pieces, language),
+                                         input_signature=[spec]) for language in corpora}
+    tf.saved_model.save(module, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    for side, (language, sentences) in enumerate(corpora.items(), 1):
+        pieces = pipeline.symbols(sentences[0], side)
+        assert any("▁" in p and p != "▁" for p in pieces)
+        joined = loaded.join[language](tf.ragged.constant([pieces])).numpy()[0].decode()
+        assert joined == " ".join(sentences[0])

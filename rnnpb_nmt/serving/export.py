@@ -77,8 +77,12 @@ class _PipelineText(tf.Module):
             except ImportError:
                 raise UserError("export: the run has --subword=sentencepiece, whose in-graph op is tensorflow-text's: "
                                 "install tensorflow-text (requirements/*.txt pin it)") from None
-            self.pieces = [tensorflow_text.SentencepieceTokenizer(model=model, out_type=tf.string)
-                           for model in pipeline.models]
+            # Each its own name: unnamed, the two models' resources are one after a SavedModel is
+            # loaded (both become the model restored first), and a language is cut and joined with
+            # the other's pieces.
+            self.pieces = [tensorflow_text.SentencepieceTokenizer(model=model, out_type=tf.string,
+                                                                  name=f"sentencepiece_{side}")
+                           for side, model in enumerate(pipeline.models, 1)]
 
     def _model(self, language):
         """Side 2's model for the target language of a run between two languages, else side 1's
