@@ -80,12 +80,16 @@ def commands(row, data, working_dir):
     tests = [("forward", [*test, f"--test_set={d}/test.{source}"])]
     if row.get("reverse_test"):
         tests.append(("reverse", [*test, "--reverse_translation", f"--test_set={d}/test.{target}"]))
-    return train, tests
+    analyze = None
+    if row.get("analyze"):  # the forward test set, with its reference
+        analyze = [sys.executable, "-u", NMT, "--analyze", "--device=cpu", f"--working_dir={working_dir}",
+                   f"--test_set={d}/test.{source}"]
+    return train, tests, analyze
 
 
 def run_row(row, data, working_dir, log):
     """Train (or resume an interrupted training), test (and analyse) one row."""
-    train, tests = commands(row, data, working_dir)
+    train, tests, analyze = commands(row, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
@@ -99,9 +103,7 @@ def run_row(row, data, working_dir, log):
             subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
         tested[name] = test_result(row, data, working_dir, test, reverse=name == "reverse")
     result = summarize(row, working_dir, train, tested)
-    if row.get("analyze"):
-        analyze = [*tests[0][1][:-1], "--analyze", tests[0][1][-1]]  # the forward test set, with its reference
-        analyze.remove("--do_testing")
+    if analyze:
         log(" ".join(analyze))
         with open(os.path.join(working_dir, "analyze_log.txt"), "w") as out:
             subprocess.run(analyze, stdout=out, stderr=subprocess.STDOUT, check=True)
@@ -116,14 +118,17 @@ def _relative(command):
     return " ".join(os.path.relpath(c) if os.path.isabs(c) and os.path.exists(c) else c for c in command)
 
 
+def _lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.strip() for line in f]
+
+
 def unseen_bleu(test_set, train_set, translations, references):
     """BLEU (multi-bleu, tokenized) on the test sentences whose source is not a training sentence,
     and how many there are: what the model does on sentences it cannot have memorised."""
-    with open(train_set, encoding="utf-8") as f:
-        seen = {line.strip() for line in f}
-    read = lambda path: [line.strip() for line in open(path, encoding="utf-8")]
-    keep = [i for i, line in enumerate(read(test_set)) if line not in seen]
-    hypotheses, refs = read(translations), read(references)
+    seen = set(_lines(train_set))
+    keep = [i for i, line in enumerate(_lines(test_set)) if line not in seen]
+    hypotheses, refs = _lines(translations), _lines(references)
     return bleu([hypotheses[i] for i in keep], [refs[i] for i in keep]), len(keep)
 
 
