@@ -112,7 +112,9 @@ TARGETS = [("recognition_batched_speedup", "≥ 5", lambda v: v >= 5),
            *[(f"translation_seconds_per_1000_{name}", "– (issue 16: measured side by side)", None)
              for name in ("bound", "seq2seq")],
            ("translation_cost_ratio_bound_vs_seq2seq", "–", None),
-           *[(f"serving_batched_sentences_per_second_c{n}", "– (issue 44: reported)", None) for n in (1, 8, 32)],
+           *[(f"serving_{server}_{figure}_c{n}", "– (issue 44: reported)", None)
+             for server in ("batched", "one_at_a_time") for n in (1, 8, 32)
+             for figure in ("sentences_per_second", "p50_ms", "p99_ms")],
            ("serving_batching_speedup_c32", "> 1 (issue 44: batching beats one request at a time)", lambda v: v > 1),
            ("serving_errors", "0 (issue 44)", lambda v: v == 0),
            ("serving_do_testing_sentences_per_second", "– (issue 44: the same sentences in one --do_testing call)",
