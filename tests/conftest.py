@@ -12,7 +12,8 @@ import pytest
 from hypothesis import settings
 from xdist.scheduler import LoadFileScheduling
 
-from helpers import SHARED_DATA, run_nmt, train_args
+from helpers import (RECOGNITION_MODES, SHARED_DATA, TRAINED_BEAM, bound_model, models, reversal_corpus, run_nmt,
+                     tiny_config, train_args)
 
 from data import generate_demo  # the repository root is on pytest's pythonpath (pytest.ini)
 
@@ -92,3 +93,37 @@ def trained_rnnpb(demo_data, tmp_path_factory):
                         "--max_epochs=2", "--max_recog_epochs=10", "--dropout=0.2", "--sigma=0.1",
                         "--monitor_every=2", "--monitor_sentences=10"))
     return wd
+
+
+@pytest.fixture
+def setup(demo_data):
+    """A function making an untrained tiny seq-to-seq model's Trainer (configuration changes as
+    keywords), and the demo corpus."""
+    from rnnpb_nmt.data import corpus as corpus_lib
+    from rnnpb_nmt.train.step import Trainer
+
+    files = {f"{part}_set{side}": f"{demo_data}/{part}.{lang}" for part in ("train", "dev")
+             for side, lang in (("1", "en"), ("2", "de"))}
+    config = tiny_config(model="encdec", max_epochs=2)
+    corpus = corpus_lib.load(files, config)
+    config = config.replace(**corpus.sizes())
+
+    def trainer(**changes):
+        return Trainer(models()["encdec"](config.replace(**changes), corpus.vocab1, corpus.vocab2))
+
+    return trainer, corpus
+
+
+@pytest.fixture(scope="module", params=sorted(RECOGNITION_MODES))
+def trained(request):
+    """A tiny bound model of each recognition mode, trained for a few epochs, and test sources."""
+    from rnnpb_nmt.train.step import Trainer
+
+    src, tgt = reversal_corpus(64)
+    trainer = Trainer(bound_model(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
+                                  embedding_size=8, units=16, beam_size=TRAINED_BEAM, **RECOGNITION_MODES[request.param]))
+    for epoch in range(4):
+        for batch in trainer.dataset("parallel", src, tgt, epoch):
+            trainer.train_step(batch)
+    test, _ = reversal_corpus(12, seed=1)
+    return trainer.model, test

@@ -2,6 +2,7 @@
 
 import itertools
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +139,159 @@ def held_out_inflection(make_model, encode, epochs):
     outputs = translator_of(model).translate(sources)
     scores = InflectionTask().score(sources, outputs, [list(form) for _, _, form in test], "und")
     return scores["accuracy"], [(form_of(o), f) for o, (_, _, f) in zip(outputs, test) if form_of(o) != f][:10]
+
+
+def train_in_process(*argv):
+    """``nmt.py --do_training ...`` through ``rnnpb_nmt.cli.main`` in this process (no TensorFlow
+    start-up per run); the signal handlers the command installs are put back afterwards."""
+    import signal
+
+    from rnnpb_nmt import cli
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert cli.main(models(), tasks(), ["--do_training", *map(str, argv)]) == 0
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+
+
+def write_lines(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def sides(out, name, pairs, ext=("src", "tgt")):
+    """Parallel files ``name.src``/``name.tgt`` of (source, target) token lists."""
+    return [write_lines(out / f"{name}.{e}", [" ".join(pair[i]) for pair in pairs]) for i, e in enumerate(ext)]
+
+
+def reversal_files(out, train=24, dev=4):
+    """Reversal of 2-6 symbols: small, so that the runs cost little more than their tracing (the
+    translation task reads such files as it reads tokenized text); ``train`` and ``dev`` pairs."""
+    rng = random.Random(3)
+    seqs = [[rng.choice("abcde") for _ in range(rng.randint(2, 6))] for _ in range(train + dev)]
+    (train_src, train_tgt), (dev_src, dev_tgt) = (sides(out, name, [(s, s[::-1]) for s in part])
+                                                   for name, part in (("train", seqs[:train]), ("dev", seqs[train:])))
+    return [f"--train_set1={train_src}", f"--train_set2={train_tgt}", f"--dev_set1={dev_src}", f"--dev_set2={dev_tgt}"]
+
+
+def latest_variables(working_dir, folder):
+    """Every saved tensor of a checkpoint folder's latest checkpoint, but its bookkeeping ones
+    (the object graph; save_counter, which counts saves by one process)."""
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(str(working_dir / folder))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if name != "_CHECKPOINTABLE_OBJECT_GRAPH" and not name.startswith("save_counter")}
+
+
+def raw_copy(tokenized_path, raw_path, language):
+    """A raw-text version of a tokenized file (what a user's untokenized corpus looks like)."""
+    from sacremoses import MosesDetokenizer
+
+    from rnnpb_nmt.data.dataset import read_sentences
+
+    detokenizer = MosesDetokenizer(lang=language)
+    lines = [detokenizer.detokenize(tokens) for tokens in read_sentences(tokenized_path)]
+    raw_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return lines
+
+
+def raw_corpus(demo_data, tmp_path):
+    """Raw copies of the demo corpus's train/dev/test files in ``tmp_path``: the --*_set flags' values."""
+    files = {}
+    for part in ("train", "dev", "test"):
+        for language in ("en", "de"):
+            raw_copy(demo_data / f"{part}.{language}", tmp_path / f"{part}.{language}", language)
+        files[f"{part}_set1"], files[f"{part}_set2"] = str(tmp_path / f"{part}.en"), str(tmp_path / f"{part}.de")
+    return files
+
+
+# question.gr's shape in small: a subject may have a relative clause, so its auxiliary comes first.
+TINY_GRAMMAR = """1\tROOT\tS .
+
+1\tS\tNP VP
+1\tNP\tDet N
+1\tNP\tDet N RC
+1\tVP\tAux V
+2\tVP\tAux Vt NP
+1\tRC\tRel Aux V
+1\tDet\tthe
+1\tDet\tsome
+1\tN\tnewt
+1\tN\tyak
+1\tAux\tdoes
+1\tAux\tdoesn't
+1\tV\tsleep
+1\tVt\tsee
+1\tRel\twho\t
+"""
+
+
+def run_search(model, src, fn):
+    """``fn(step, start state, max lengths)`` (a search of ``rnnpb_nmt.infer.search``) on the
+    encoded sentences ``src`` as one batch, compiled as the translator compiles it."""
+    import tensorflow as tf
+
+    from rnnpb_nmt.data.dataset import make_dataset
+
+    batch = next(iter(make_dataset(src, batch_size=len(src))))["src"]
+    max_len = tf.constant([len(s) + 1 for s in src])
+    step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
+    return tf.function(lambda b: fn(step, model.decoder_start(b, False), max_len))(batch)
+
+
+# The bound model's tests: 30 words (ids 4-33), random sentences of them.
+def _word_vocabulary():
+    from rnnpb_nmt.data.vocabulary import Vocabulary
+    return Vocabulary([f"w{i}" for i in range(30)])
+
+
+VOCAB = _word_vocabulary()
+
+
+def random_corpus(n, seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(n)]
+
+
+def reversal_corpus(n, seed=0):
+    """Random sentences and their reversals: a pair's target is a function of its source."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    src = [rng.integers(4, 34, rng.integers(2, 8)).astype(np.int32) for _ in range(n)]
+    end = np.array([2], np.int32)
+    return [np.concatenate([s, end]) for s in src], [np.concatenate([s[::-1], end]) for s in src]
+
+
+def first_batch(src, tgt=None, size=None):
+    from rnnpb_nmt.data.dataset import make_dataset
+    return next(iter(make_dataset(src, tgt, batch_size=size or len(src))))
+
+
+def make_model(num_train=32, **overrides):
+    """A tiny bound RNNPB of ``VOCAB``, seeded by tf.random.set_seed (``seed``, default 0)."""
+    import tensorflow as tf
+
+    from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
+
+    tf.random.set_seed(overrides.pop("seed", 0))
+    return BoundRNNPB(tiny_config(model="rnnpbnmt", num_train=num_train, **overrides), VOCAB, VOCAB)
+
+
+def bound_model(**changes):
+    """A tiny bound RNNPB of ``VOCAB``, seeded by tf.keras.utils.set_random_seed(0)."""
+    import tensorflow as tf
+
+    from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
+
+    tf.keras.utils.set_random_seed(0)
+    return BoundRNNPB(tiny_config(**{"model": "rnnpbnmt", "num_train": 16, **changes}), VOCAB, VOCAB)
+
+
+# The trained bound models of the ``trained`` fixture (conftest.py): their beam, and the
+# recognition modes (the thesis's Adam recognition; the semi-amortised one).
+TRAINED_BEAM = 4
+RECOGNITION_MODES = {"adam": {}, "amortized": {"amortize": "encoder", "refine_steps": 2}}

@@ -8,29 +8,12 @@ import pytest
 import tensorflow as tf
 
 from rnnpb_nmt.data.dataset import make_dataset
-from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.metrics import bitext_retrieval
 from rnnpb_nmt.models.rnnpb.binding import binding_loss
-from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import tiny_config, translator_of
-
-VOCAB = Vocabulary([f"w{i}" for i in range(30)])
-
-
-def corpus(n, seed=0):
-    """Random sentences and their reversals: a pair's target is a function of its source."""
-    rng = np.random.default_rng(seed)
-    src = [rng.integers(4, 34, rng.integers(2, 8)).astype(np.int32) for _ in range(n)]
-    end = np.array([2], np.int32)
-    return [np.concatenate([s, end]) for s in src], [np.concatenate([s[::-1], end]) for s in src]
-
-
-def build(**changes):
-    tf.keras.utils.set_random_seed(0)
-    return BoundRNNPB(tiny_config(**{"model": "rnnpbnmt", "num_train": 16, **changes}), VOCAB, VOCAB)
+from helpers import bound_model, reversal_corpus, translator_of
 
 
 def batch_of(src, tgt):
@@ -46,7 +29,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     rng = np.random.default_rng(0)
     src = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(16)]
     tgt = [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(16)]
-    model = build(**changes)
+    model = bound_model(**changes)
     model.pbs.a.assign(tf.random.stateless_normal(model.pbs.a.shape, [1, 2]))
     batch = batch_of(src, tgt)
     per, extra, _ = model.sentence_losses(batch, "parallel")
@@ -70,8 +53,8 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
 ])
 @pytest.mark.slow  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
 def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
-    src, tgt = corpus(64)
-    trainer = Trainer(build(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
+    src, tgt = reversal_corpus(64)
+    trainer = Trainer(bound_model(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
                             embedding_size=8, units=16, num_layers=1, **changes))
     translator = translator_of(trainer.model)
     before = translator.dev_perplexity(src[:16], tgt[:16])
@@ -106,9 +89,9 @@ def b_loss_after_refinement(model, batch):
 
 @pytest.mark.parametrize("refine_gradient", ["full", "stop"])
 def test_gradients_flow_through_the_unrolled_steps(refine_gradient):
-    model = build(amortize="encoder", refine_steps=3, refine_step_size=0.5, refine_gradient=refine_gradient,
+    model = bound_model(amortize="encoder", refine_steps=3, refine_step_size=0.5, refine_gradient=refine_gradient,
                   num_PB=4, embedding_size=8, units=8, num_layers=1)
-    batch = batch_of(*corpus(4))
+    batch = batch_of(*reversal_corpus(4))
     analytic, numeric = directional_derivatives(lambda: b_loss_after_refinement(model, batch),
                                                 model.lm_a.output_layer.kernel)
     assert abs(numeric) > 1e-3  # A's weights do change B's loss, through the refined PB
@@ -119,8 +102,8 @@ def test_gradients_flow_through_the_unrolled_steps(refine_gradient):
 
 
 def test_refinement_steps_lower_the_source_loss_and_zero_steps_is_the_proposal():
-    model = build(amortize="encoder", refine_steps=5, refine_step_size=0.5)
-    src, _ = corpus(8)
+    model = bound_model(amortize="encoder", refine_steps=5, refine_step_size=0.5)
+    src, _ = reversal_corpus(8)
     seq = batch_of(src, src)["src"]
     p0, refined = model.propose_and_refine(seq)
     _, unrefined = model.propose_and_refine(seq, steps=0)
@@ -133,11 +116,11 @@ def test_refinement_steps_lower_the_source_loss_and_zero_steps_is_the_proposal()
 
 
 def test_map_recognition_keeps_pbs_closer_to_zero():
-    src, _ = corpus(8)
+    src, _ = reversal_corpus(8)
     seq = batch_of(src, src)["src"]
     norms = []
     for prior in (0.0, 1.0):
-        model = build(pb_prior=prior, max_recog_epochs=50, recog_stop="fixed", pb_learning_rate=0.1)
+        model = bound_model(pb_prior=prior, max_recog_epochs=50, recog_stop="fixed", pb_learning_rate=0.1)
         norms.append(np.linalg.norm(model.recognize(seq)["pb"].numpy(), axis=1))
     assert np.all(norms[1] < norms[0])
 
@@ -151,8 +134,8 @@ def reverse_cross_entropy(model, src, tgt):
 
 @pytest.mark.slow  # 4 epochs both ways through one unrolled step (about 15 s of CPU, most of it tracing)
 def test_both_directions_trains_b_to_a_translation_too():
-    src, tgt = corpus(64)
-    model = build(learning_rate=0.01, num_train=64, embedding_size=8, units=16, num_layers=1,
+    src, tgt = reversal_corpus(64)
+    model = bound_model(learning_rate=0.01, num_train=64, embedding_size=8, units=16, num_layers=1,
                   amortize="encoder", refine_steps=1, both_directions=True)
     before = reverse_cross_entropy(model, src[:16], tgt[:16])
     trainer = Trainer(model)
@@ -165,8 +148,8 @@ def test_both_directions_trains_b_to_a_translation_too():
 @pytest.mark.parametrize("both", [False, True])
 def test_both_directions_trains_what_b_to_a_translation_uses(both):
     """B's refinement steps, and A generating from B's PB, are trained only with --both_directions."""
-    model = build(amortize="encoder", refine_steps=2, both_directions=both)
-    batch = batch_of(*corpus(8))
+    model = bound_model(amortize="encoder", refine_steps=2, both_directions=both)
+    batch = batch_of(*reversal_corpus(8))
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(model.sentence_losses(batch, "parallel")[0])
     grad = tape.gradient(loss, model.refinement_b.log_step)
@@ -179,15 +162,15 @@ def test_both_directions_trains_what_b_to_a_translation_uses(both):
 @pytest.mark.parametrize("changes", [{}, {"amortize": "encoder", "autoencode": True}])
 def test_both_directions_needs_amortized_translation(changes):
     with pytest.raises(UserError, match="--both_directions"):
-        build(both_directions=True, **changes)
+        bound_model(both_directions=True, **changes)
 
 
 @pytest.mark.parametrize("both", [False, True])
 def test_self_loss_weighs_only_the_language_models_own_sentence_terms(both):
-    batch = batch_of(*corpus(8))
+    batch = batch_of(*reversal_corpus(8))
     losses = {}
     for weight in (1.0, 0.0):
-        per, _, terms = build(amortize="encoder", refine_steps=2, both_directions=both,
+        per, _, terms = bound_model(amortize="encoder", refine_steps=2, both_directions=both,
                               self_loss=weight).sentence_losses(batch, "parallel")
         losses[weight] = per.numpy()
     own = terms["prediction_a"] + (terms["prediction_b_from_b"] if both else 0.0)
@@ -205,9 +188,9 @@ def binding_term(model, batch):
 def test_the_binding_terms_gradient_matches_finite_differences(weight):
     """The term reaches A's language model through the refinement steps of the source (second
     order), and B's proposal directly: both gradients agree with finite differences."""
-    model = build(amortize="encoder", refine_steps=2, refine_step_size=0.5, pb_binding="soft",
+    model = bound_model(amortize="encoder", refine_steps=2, refine_step_size=0.5, pb_binding="soft",
                   pb_binding_strength=3.0, num_PB=4, embedding_size=8, units=8, num_layers=1)
-    batch = batch_of(*corpus(4))
+    batch = batch_of(*reversal_corpus(4))
     per, _, terms = model.sentence_losses(batch, "parallel")
     assert float(tf.reduce_sum(terms["binding"])) == pytest.approx(float(binding_term(model, batch)), rel=1e-5)
     kernel = model.lm_a.output_layer.kernel if weight == "lm_a" else model.proposal_b.output_layer.kernel
@@ -217,8 +200,8 @@ def test_the_binding_terms_gradient_matches_finite_differences(weight):
 
 
 def test_mean_binding_gives_a_pair_one_pb_for_both_language_models():
-    model = build(amortize="encoder", refine_steps=2, pb_binding="mean", both_directions=True)
-    batch = batch_of(*corpus(8))
+    model = bound_model(amortize="encoder", refine_steps=2, pb_binding="mean", both_directions=True)
+    batch = batch_of(*reversal_corpus(8))
     _, _, terms = model.sentence_losses(batch, "parallel")
     _, pb_a = model.propose_and_refine(batch["src"])
     _, pb_b = model.propose_and_refine(batch["tgt"], reverse=True)
@@ -233,10 +216,10 @@ def test_soft_binding_brings_a_pairs_two_pbs_together():
     """Trained alike from the same seed, with and without --pb_binding=soft: the PBs that A and B
     recognise of a pair are nearer each other than other pairs' with it (binding ratio), and
     retrieve each other better."""
-    src, tgt = corpus(64)
+    src, tgt = reversal_corpus(64)
     found = {}
     for binding in ("none", "soft"):
-        model = build(amortize="encoder", refine_steps=2, both_directions=True, pb_binding=binding,
+        model = bound_model(amortize="encoder", refine_steps=2, both_directions=True, pb_binding=binding,
                       pb_binding_strength=5.0, learning_rate=0.01, num_train=64, embedding_size=8, units=16,
                       num_layers=1)
         trainer = Trainer(model)

@@ -17,8 +17,7 @@ from rnnpb_nmt.train import workdir
 from rnnpb_nmt.tasks.translation.task import TranslationTask
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import cli_in_process, models, translator_of
-from test_rnnpb import first_batch, make_model, random_corpus
+from helpers import cli_in_process, first_batch, make_model, models, random_corpus, translator_of
 
 
 def event_scalars(logdir):

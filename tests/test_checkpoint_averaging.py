@@ -20,7 +20,6 @@ from rnnpb_nmt.train.checkpoints import RunCheckpoints
 from rnnpb_nmt.train.stats import EpochRecord, RunStatistics
 
 from helpers import ROOT, cli_in_process, models, run_nmt, train_args, untrained_working_dir
-from test_training import setup  # noqa: F401 (a fixture: a tiny seq-to-seq's Trainer and the demo corpus)
 
 
 def rows(*measures, key="dev_perplexity"):

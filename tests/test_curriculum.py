@@ -5,7 +5,6 @@ from hypothesis import given, strategies as st
 
 from rnnpb_nmt.train.curriculum import curriculum_indices, length_limit
 
-from test_training import setup  # noqa: F401 (the fixture: a tiny seq-to-seq Trainer and the demo corpus)
 
 
 @given(st.lists(st.integers(1, 200), min_size=1, max_size=50), st.integers(1, 30))

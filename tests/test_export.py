@@ -18,9 +18,8 @@ from rnnpb_nmt.serving import export
 from rnnpb_nmt.serving.exported import ExportedModel, prepared, restored
 from rnnpb_nmt.tasks.base import Task
 
-from helpers import ROOT, SYNTHETIC_LEMMAS, cli_in_process, inflection_examples, untrained_working_dir
-from test_resume_models import train
-from test_text_pipeline import raw_corpus
+from helpers import (ROOT, SYNTHETIC_LEMMAS, cli_in_process, inflection_examples, raw_corpus, train_in_process,
+                     untrained_working_dir)
 
 TINY = ROOT / "tests" / "fixtures" / "tiny_corpus"
 SMALL = ["--embedding_size=8", "--units=16", "--num_layers=1", "--batch_size=16", "--learning_rate=0.01", "--seed=5"]
@@ -63,7 +62,7 @@ def exported(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(kind)
     files, lines = corpus_flags(corpus, folder)
     wd = folder / "wd"
-    train(*files, f"--working_dir={wd}", *SMALL, "--max_epochs=5", *flags)  # a kind's own --max_epochs wins
+    train_in_process(*files, f"--working_dir={wd}", *SMALL, "--max_epochs=5", *flags)  # a kind's own --max_epochs wins
     exports = {k: folder / f"export-{k}" for k in BEAMS}
     for k, out in exports.items():
         assert export.main([f"--working_dir={wd}", f"--out={out}", f"--beam_size={k}"]) == 0

@@ -12,26 +12,8 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import search
 from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.models.rnnpb import joint
-from rnnpb_nmt.train.step import Trainer
 
-from helpers import ROOT, cli_in_process, untrained_working_dir
-from test_amortized import build, corpus
-
-BEAM = 4
-MODES = {"adam": {}, "amortized": {"amortize": "encoder", "refine_steps": 2}}
-
-
-@pytest.fixture(scope="module", params=sorted(MODES))
-def trained(request):
-    """A tiny bound model of each recognition mode, trained for a few epochs, and test sources."""
-    src, tgt = corpus(64)
-    trainer = Trainer(build(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
-                            embedding_size=8, units=16, beam_size=BEAM, **MODES[request.param]))
-    for epoch in range(4):
-        for batch in trainer.dataset("parallel", src, tgt, epoch):
-            trainer.train_step(batch)
-    test, _ = corpus(12, seed=1)
-    return trainer.model, test
+from helpers import ROOT, TRAINED_BEAM, cli_in_process, untrained_working_dir
 
 
 def translator(model, weight):
@@ -51,7 +33,7 @@ def beam_of(model, test):
     max_lengths = tf.constant([int(np.ceil(1.5 * (len(s) - 1))) for s in test])
     step = lambda tokens, state: model.decoder_step(tokens, state, False)
     nbest, scores = tf.function(lambda s: search.beam_search_nbest(step, model.decoder_start(s, False), max_lengths,
-                                                                   BEAM))(src)
+                                                                   TRAINED_BEAM))(src)
     return src, nbest, scores
 
 
@@ -67,11 +49,11 @@ def test_the_chosen_hypothesis_has_the_lowest_joint_objective_of_the_nbest(train
     model, test = trained
     src, nbest, scores = beam_of(model, test)
     objective = tf.function(lambda s, t: joint.joint_objective(model, s, t, 1.0)[0])
-    objectives = np.stack([objective(src, nbest[:, j]).numpy() for j in range(BEAM)], 1)
+    objectives = np.stack([objective(src, nbest[:, j]).numpy() for j in range(TRAINED_BEAM)], 1)
     assert np.all(np.ptp(objectives, axis=1) > 1e-3)  # the hypotheses differ in J: the choice means something
     ids, _ = translator(model, 1.0).translate_ids(test)
     for i, chosen in enumerate(ids):
-        rank = next(j for j in range(BEAM) if np.array_equal(nbest[i, j, :len(chosen)].numpy(), chosen))
+        rank = next(j for j in range(TRAINED_BEAM) if np.array_equal(nbest[i, j, :len(chosen)].numpy(), chosen))
         assert objectives[i, rank] <= objectives[i, 0] + 1e-4  # no worse than the beam's best
         assert objectives[i, rank] == pytest.approx(objectives[i].min(), abs=1e-4)
 
@@ -117,10 +99,10 @@ def test_the_nbest_follows_the_joint_reranking(trained):
     model, test = trained
     src, beam_ids, _ = beam_of(model, test)
     objective = tf.function(lambda s, t: joint.joint_objective(model, s, t, 1.0)[0])
-    objectives = np.stack([objective(src, beam_ids[:, j]).numpy() for j in range(BEAM)], 1)
+    objectives = np.stack([objective(src, beam_ids[:, j]).numpy() for j in range(TRAINED_BEAM)], 1)
     reranking = translator(model, 1.0)
     sentences = [model.vocab1.decode(s) for s in test]
-    nbests = reranking.translate_nbest(sentences, BEAM)
+    nbests = reranking.translate_nbest(sentences, TRAINED_BEAM)
     assert [nbest[0].tokens for nbest in nbests] == reranking.translate(sentences)
     for nbest, ids, sentence_objectives in zip(nbests, beam_ids.numpy(), objectives):
         objective_of = {tuple(model.vocab2.decode(i)): o for i, o in zip(ids, sentence_objectives)}

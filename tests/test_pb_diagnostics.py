@@ -8,9 +8,7 @@ from rnnpb_nmt.data.dataset import encode_all, make_dataset
 from rnnpb_nmt.metrics import bitext_retrieval, bleu
 from rnnpb_nmt.models.rnnpb import analysis
 
-from helpers import translator_of
-from test_amortized import VOCAB, corpus
-from test_joint_rerank import trained  # noqa: F401 (a fixture: tiny trained models of both recognition modes)
+from helpers import VOCAB, reversal_corpus, translator_of
 
 
 def tokens(id_arrays):
@@ -24,7 +22,7 @@ def translation_bleu(model, pairs):
 
 def test_the_source_only_row_is_the_models_own_translation_and_the_ceiling_is_a_bleu(trained):  # noqa: F811
     model, test = trained
-    src, tgt = corpus(12, seed=1)
+    src, tgt = reversal_corpus(12, seed=1)
     pairs = list(zip(tokens(src), tokens(tgt)))
     scores = analysis.ceiling(model, pairs)
     assert scores["ceiling_sentences"] == 12 and 0 <= scores["ceiling_bleu_pair_pb"] <= 100
@@ -35,7 +33,7 @@ def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_again
     model, _ = trained
     if model.pbs is None:
         pytest.skip("--amortize has no stored PBs")
-    src, tgt = corpus(64)  # the fixture's training pairs, in its table's order
+    src, tgt = reversal_corpus(64)  # the fixture's training pairs, in its table's order
     pairs = list(zip(tokens(src), tokens(tgt)))[:16]
     scores = analysis.stored_vs_recognised(model, pairs)
     assert scores["stored_sentences"] == 16
@@ -48,7 +46,7 @@ def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_again
 
 def test_analyze_reports_the_ceiling_in_both_modes_and_stored_pbs_where_there_are_tables(trained, tmp_path):  # noqa: F811
     model, _ = trained
-    src, tgt = corpus(64)
+    src, tgt = reversal_corpus(64)
     pairs = list(zip(tokens(src), tokens(tgt)))[:8]
     summary = analysis.analyze(model, pairs, pairs, str(tmp_path))["summary"]
     assert summary["ceiling_sentences"] == 8 and "ceiling_bleu_source_pb" in summary
@@ -58,7 +56,7 @@ def test_analyze_reports_the_ceiling_in_both_modes_and_stored_pbs_where_there_ar
 
 def test_the_interlingua_is_retrieval_between_pbs_recognised_in_each_language(trained):  # noqa: F811
     model, _ = trained
-    src, tgt = corpus(12, seed=1)
+    src, tgt = reversal_corpus(12, seed=1)
     src, tgt = tokens(src), tokens(tgt)
     src, tgt = src + [src[0]], tgt + [tgt[1]]  # a source again, with another reference: counted once
     found = analysis.interlingua(model, list(zip(src, tgt)))

@@ -14,35 +14,16 @@ from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar, words
 from rnnpb_nmt.tasks.question_formation.task import QuestionFormationTask
 
-from helpers import ROOT, SHARED_DATA, cli_in_process, models, run_nmt, tiny_config, translator_of
+from helpers import ROOT, SHARED_DATA, TINY_GRAMMAR, cli_in_process, models, run_nmt, tiny_config, translator_of
 
 GENERATE = ROOT / "data" / "generate_questions.py"
 QUESTIONS = SHARED_DATA / "question_formation"
-# question.gr's shape in small: a subject may have a relative clause, so its auxiliary comes first.
-TINY = """1\tROOT\tS .
-
-1\tS\tNP VP
-1\tNP\tDet N
-1\tNP\tDet N RC
-1\tVP\tAux V
-2\tVP\tAux Vt NP
-1\tRC\tRel Aux V
-1\tDet\tthe
-1\tDet\tsome
-1\tN\tnewt
-1\tN\tyak
-1\tAux\tdoes
-1\tAux\tdoesn't
-1\tV\tsleep
-1\tVt\tsee
-1\tRel\twho\t
-"""
 
 
 @pytest.fixture
 def tiny(tmp_path):
     path = tmp_path / "tiny.gr"
-    path.write_text(TINY)
+    path.write_text(TINY_GRAMMAR)
     return path
 
 
@@ -169,7 +150,7 @@ def generate(*flags):
 def test_the_generator_writes_line_aligned_sets_without_shared_or_repeated_sentences(tiny, tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
-    (shared / "question.gr").write_text(TINY)
+    (shared / "question.gr").write_text(TINY_GRAMMAR)
     taken = "the newt who does sleep does sleep ."
     (shared / "question.gen-covered").write_text(f"{taken} quest\n")
     proc = generate(f"--out={tmp_path / 'out'}", f"--data_dir={shared}", "--train=30", "--dev=5", "--test=5",

@@ -8,9 +8,8 @@ import time
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from helpers import ROOT, cli_in_process, run_nmt, train_args
+from helpers import ROOT, cli_in_process, latest_variables, run_nmt, train_args
 
 pytestmark = pytest.mark.slow  # every test here trains through the command line or a strategy
 
@@ -42,14 +41,6 @@ def start_and_signal(args, working_dir, after_epochs, signum, log):
         proc.wait(timeout=120)
     assert epochs_done(working_dir) == after_epochs, "the signal came too late: the next epoch had finished"
     return proc.returncode, log.read_text()
-
-
-def latest_variables(working_dir, folder):
-    """Every saved tensor of a checkpoint folder's latest checkpoint, but its bookkeeping ones
-    (the object graph; save_counter, which counts saves by one process)."""
-    reader = tf.train.load_checkpoint(str(working_dir / folder))
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
-            if name != "_CHECKPOINTABLE_OBJECT_GRAPH" and not name.startswith("save_counter")}
 
 
 def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_data, tmp_path):

@@ -17,9 +17,7 @@ and nothing of the previous command's model reaches it but what the directory ho
 """
 
 import json
-import random
 import shutil
-import signal
 
 import numpy as np
 import pytest
@@ -29,9 +27,8 @@ from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 from rnnpb_nmt.tasks.question_formation.questions import generate
 from rnnpb_nmt.train import loop as training
 
-from helpers import SYNTHETIC_LEMMAS, inflection_examples, models, tasks
-from test_questions import TINY
-from test_resume import latest_variables
+from helpers import (SYNTHETIC_LEMMAS, TINY_GRAMMAR, inflection_examples, latest_variables, models, reversal_files, sides, tasks,
+                     train_in_process, write_lines)
 
 pytestmark = pytest.mark.slow  # trains through the command line's entry point
 
@@ -39,34 +36,14 @@ SMALL = ["--embedding_size=8", "--units=8", "--batch_size=8", "--seed=5"]
 LAYERS = ["--num_layers=1", "--dropout=0.2"]  # dropout: a random draw of training (memory LSTMs have none)
 
 
-def write(path, lines):
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
-
-
-def sides(out, name, pairs, ext=("src", "tgt")):
-    """Parallel files ``name.src``/``name.tgt`` of (source, target) token lists."""
-    return [write(out / f"{name}.{e}", [" ".join(pair[i]) for pair in pairs]) for i, e in enumerate(ext)]
-
-
-def reversal_files(out, train=24, dev=4):
-    """Reversal of 2-6 symbols: small, so that the runs cost little more than their tracing (the
-    translation task reads such files as it reads tokenized text); ``train`` and ``dev`` pairs."""
-    rng = random.Random(3)
-    seqs = [[rng.choice("abcde") for _ in range(rng.randint(2, 6))] for _ in range(train + dev)]
-    (train_src, train_tgt), (dev_src, dev_tgt) = (sides(out, name, [(s, s[::-1]) for s in part])
-                                                   for name, part in (("train", seqs[:train]), ("dev", seqs[train:])))
-    return [f"--train_set1={train_src}", f"--train_set2={train_tgt}", f"--dev_set1={dev_src}", f"--dev_set2={dev_tgt}"]
-
-
 def inflection_files(out):
     """LEMMA<TAB>FEATURES<TAB>FORM lines of the tests' synthetic rules (``helpers``)."""
     rows = ["\t".join((lemma, ",".join(tags), form)) for lemma, tags, form in inflection_examples(SYNTHETIC_LEMMAS[:10])]
-    return [f"--train_set1={write(out / 'train', rows[:24])}", f"--dev_set1={write(out / 'dev', rows[24:])}"]
+    return [f"--train_set1={write_lines(out / 'train', rows[:24])}", f"--dev_set1={write_lines(out / 'dev', rows[24:])}"]
 
 
 def question_files(out):
-    grammar_file = write(out / "tiny.gr", TINY.splitlines())
+    grammar_file = write_lines(out / "tiny.gr", TINY_GRAMMAR.splitlines())
     examples = generate(Grammar.read(str(grammar_file)), 28, seed=1)
     (train_src, train_tgt), (dev_src, dev_tgt) = sides(out, "train", examples[:24]), sides(out, "dev", examples[24:])
     return [f"--grammar={grammar_file}", f"--train_set1={train_src}", f"--train_set2={train_tgt}",
@@ -109,16 +86,6 @@ RUNS = {
 }
 
 
-def train(*argv):
-    """``nmt.py --do_training ...`` in this process; returns what it printed."""
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:  # main installs the command line's signal handlers; they are not this test process's
-        assert cli.main(models(), tasks(), ["--do_training", *map(str, argv)]) == 0
-    finally:
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
-
-
 def epochs(working_dir):
     return json.loads((working_dir / "training_stats.json").read_text())["epochs"]
 
@@ -138,10 +105,10 @@ def test_a_run_stopped_after_an_epoch_resumes_into_the_uninterrupted_run(name, t
             shutil.copytree(working_dir, parts)
 
     monkeypatch.setattr(training, "save_epoch", save_and_copy)
-    train(*args, f"--working_dir={whole}")
+    train_in_process(*args, f"--working_dir={whole}")
     monkeypatch.undo()
     capsys.readouterr()
-    train(*args, f"--working_dir={parts}")
+    train_in_process(*args, f"--working_dir={parts}")
     assert f"resuming {parts} after epoch 1" in capsys.readouterr().out
 
     assert [row["epoch"] for row in epochs(parts)] == [1, 2]
@@ -168,7 +135,7 @@ def test_the_dev_score_that_chose_the_best_epoch_is_the_score_testing_reports_on
     files = FILES[task](data)
     working_dir = tmp_path / "run"
     flags = [flag for flag in flags if not flag.startswith("--early_stopping_metric")]
-    train(f"--task={task}", *files, *SMALL, *flags, "--early_stopping_metric=score", "--max_epochs=3",
+    train_in_process(f"--task={task}", *files, *SMALL, *flags, "--early_stopping_metric=score", "--max_epochs=3",
           "--early_stopping_steps=3", f"--working_dir={working_dir}")
     stats = json.loads((working_dir / "training_stats.json").read_text())
     scores = [row["dev_score"] for row in stats["epochs"]]

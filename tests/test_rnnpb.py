@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from rnnpb_nmt.config import Config
-from rnnpb_nmt.data.dataset import encode_all, make_dataset, read_sentences
+from rnnpb_nmt.data.dataset import encode_all, read_sentences
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
 from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize
@@ -15,14 +15,8 @@ from rnnpb_nmt.train import workdir
 
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import SHARED_DATA, cli_in_process, models, run_nmt, tiny_config, train_args, translator_of
-
-VOCAB = Vocabulary([f"w{i}" for i in range(30)])
-
-
-def make_model(num_train=32, **overrides):
-    tf.random.set_seed(overrides.pop("seed", 0))
-    return BoundRNNPB(tiny_config(model="rnnpbnmt", num_train=num_train, **overrides), VOCAB, VOCAB)
+from helpers import (SHARED_DATA, VOCAB, cli_in_process, first_batch, make_model, models, random_corpus, run_nmt, tiny_config,
+                     train_args, translator_of)
 
 
 def trainer_for(model, src, tgt=None):
@@ -30,15 +24,6 @@ def trainer_for(model, src, tgt=None):
     trainer = Trainer(model)
     trainer.dataset("parallel", src, tgt)
     return trainer
-
-
-def random_corpus(n, seed=0):
-    rng = np.random.default_rng(seed)
-    return [np.append(rng.integers(4, 34, rng.integers(2, 8)), 2).astype(np.int32) for _ in range(n)]
-
-
-def first_batch(src, tgt=None, size=None):
-    return next(iter(make_dataset(src, tgt, batch_size=size or len(src))))
 
 
 def test_hard_binding_shares_one_table():

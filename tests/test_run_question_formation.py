@@ -13,8 +13,7 @@ import pytest
 from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 
-from helpers import ROOT
-from test_questions import TINY
+from helpers import ROOT, TINY_GRAMMAR
 
 import question_experiments
 import results_table
@@ -39,7 +38,7 @@ def shared_sets(folder, size=6):
     """A shared folder of the tiny grammar: question.gr, question.dev (INPUT<TAB>OUTPUT) and the two
     covered files (inputs only) of ``size`` lines each, drawn as the real ones are; the covered inputs."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "question.gr").write_text(TINY)
+    (folder / "question.gr").write_text(TINY_GRAMMAR)
     grammar = Grammar.read(str(folder / "question.gr"))
     dev, test, gen = (questions.generate(grammar, size, seed=f"shared-{i}", kind=kind)
                       for i, kind in enumerate(("train", "train", "gen")))

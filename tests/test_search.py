@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnpb_nmt.data.dataset import encode_all, make_dataset
+from rnnpb_nmt.data.dataset import encode_all
 from rnnpb_nmt.data.vocabulary import END_ID, Vocabulary
 from rnnpb_nmt.infer import search
 from rnnpb_nmt.models.seq2seq.model import EncoderDecoder
 
-from helpers import tiny_config
+from helpers import run_search, tiny_config
 
 
 def random_model(seed=0):
@@ -19,20 +19,13 @@ def random_model(seed=0):
     return EncoderDecoder(tiny_config(model="encdec"), vocab, vocab), vocab
 
 
-def run(model, src, fn):
-    batch = next(iter(make_dataset(src, batch_size=len(src))))["src"]
-    max_len = tf.constant([len(s) + 1 for s in src])
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)
-    return tf.function(lambda b: fn(step, model.decoder_start(b, False), max_len))(batch)
-
-
 @pytest.mark.parametrize("alpha", [0.0, 2.0])
 def test_beam_of_one_is_greedy(alpha):
     """Also with a length penalty: a beam of one chooses among words that all give the same length."""
     model, vocab = random_model()
     src = encode_all(vocab, [["w1", "w2"], ["w3"], ["w4", "w5", "w6", "w7"]])
-    g_ids, g_scores = run(model, src, search.greedy_search)
-    b_ids, b_scores = run(model, src, lambda s, st, m: search.beam_search(s, st, m, 1, alpha))
+    g_ids, g_scores = run_search(model, src, search.greedy_search)
+    b_ids, b_scores = run_search(model, src, lambda s, st, m: search.beam_search(s, st, m, 1, alpha))
     width = min(g_ids.shape[1], b_ids.shape[1])
     np.testing.assert_array_equal(g_ids.numpy()[:, :width], b_ids.numpy()[:, :width])
     np.testing.assert_allclose(g_scores.numpy(), b_scores.numpy(), rtol=1e-5)
@@ -166,9 +159,9 @@ def test_a_large_length_penalty_leaves_impossible_hypotheses_last():
 def test_without_a_length_penalty_the_nbest_is_best_first_by_score():
     model, vocab = random_model(2)
     src = encode_all(vocab, [["w1", "w2"], ["w3"], ["w4", "w5", "w6", "w7"]])
-    ids, scores, _ = run(model, src, lambda s, st, m: search.beam_hypotheses(s, st, m, 5))
+    ids, scores, _ = run_search(model, src, lambda s, st, m: search.beam_hypotheses(s, st, m, 5))
     assert np.all(np.diff(scores.numpy(), axis=1) <= 0)
-    best_ids, best_scores = run(model, src, lambda s, st, m: search.beam_search(s, st, m, 5))
+    best_ids, best_scores = run_search(model, src, lambda s, st, m: search.beam_search(s, st, m, 5))
     np.testing.assert_array_equal(best_ids.numpy(), ids.numpy()[:, 0])
     np.testing.assert_array_equal(best_scores.numpy(), scores.numpy()[:, 0])
 
@@ -176,7 +169,7 @@ def test_without_a_length_penalty_the_nbest_is_best_first_by_score():
 def test_outputs_respect_the_length_cut_off():
     model, vocab = random_model(5)
     src = encode_all(vocab, [["w1"], ["w2", "w3", "w4"]])
-    ids, _ = run(model, src, lambda s, st, m: search.beam_search(s, st, m, 4))
+    ids, _ = run_search(model, src, lambda s, st, m: search.beam_search(s, st, m, 4))
     for row, s in zip(ids.numpy(), src):
         words = [i for i in row if i not in (0, END_ID)]
         assert len(words) <= len(s) + 1

@@ -3,7 +3,6 @@ same at training, test and translation time; SentencePiece models trained on the
 and kept with the run."""
 
 import pytest
-from sacremoses import MosesDetokenizer
 
 from rnnpb_nmt.config import Config
 from rnnpb_nmt.data.dataset import read_sentences
@@ -12,17 +11,9 @@ from rnnpb_nmt.data.vocabulary import UNK_ID
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.tasks.translation.task import TranslationTask
 
-from helpers import SHARED_DATA
+from helpers import SHARED_DATA, raw_copy, raw_corpus
 
 RAW = ["Tom isn't here.", "Where are you going?", "\"Hello,\" she said.", "It costs 3.50 euros!"]
-
-
-def raw_copy(tokenized_path, raw_path, language):
-    """A raw-text version of a tokenized file (what a user's untokenized corpus looks like)."""
-    detokenizer = MosesDetokenizer(lang=language)
-    lines = [detokenizer.detokenize(tokens) for tokens in read_sentences(tokenized_path)]
-    raw_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return lines
 
 
 def test_pretokenized_reads_files_as_they_are_and_moses_tokenizes_only_query_input():
@@ -102,15 +93,6 @@ def test_untokenized_files_are_recognised_and_tokenized_ones_are_not(demo_data, 
 def test_the_thesis_data_do_not_look_untokenized():
     for language in ("en", "de"):
         assert not looks_untokenized(read_sentences(SHARED_DATA / "easy" / "easy20000" / f"train.{language}"))
-
-
-def raw_corpus(demo_data, tmp_path):
-    files = {}
-    for part in ("train", "dev", "test"):
-        for language in ("en", "de"):
-            raw_copy(demo_data / f"{part}.{language}", tmp_path / f"{part}.{language}", language)
-        files[f"{part}_set1"], files[f"{part}_set2"] = str(tmp_path / f"{part}.en"), str(tmp_path / f"{part}.de")
-    return files
 
 
 def test_a_raw_corpus_is_read_through_moses_and_sentencepiece_and_scored_on_raw_text(demo_data, tmp_path):

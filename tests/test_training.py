@@ -10,29 +10,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnpb_nmt.data import corpus as corpus_lib
 from rnnpb_nmt.data import files
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import loop as training
-from rnnpb_nmt.train.step import Trainer
 
-from helpers import models, tiny_config
-
-
-@pytest.fixture
-def setup(demo_data):
-    """A function making an untrained tiny seq-to-seq model's Trainer (configuration changes as
-    keywords), and the demo corpus."""
-    files = {f"{part}_set{side}": f"{demo_data}/{part}.{lang}" for part in ("train", "dev")
-             for side, lang in (("1", "en"), ("2", "de"))}
-    config = tiny_config(model="encdec", max_epochs=2)
-    corpus = corpus_lib.load(files, config)
-    config = config.replace(**corpus.sizes())
-
-    def trainer(**changes):
-        return Trainer(models()["encdec"](config.replace(**changes), corpus.vocab1, corpus.vocab2))
-
-    return trainer, corpus
 
 
 def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):

@@ -17,10 +17,7 @@ from rnnpb_nmt.infer import search
 from rnnpb_nmt.models.losses import decoder_inputs
 from rnnpb_nmt.train import workdir
 
-from helpers import cli_in_process, models, tiny_config
-from test_resume import latest_variables
-from test_resume_models import reversal_files
-from test_search import run
+from helpers import cli_in_process, latest_variables, models, reversal_files, run_search, tiny_config
 
 VOCAB = Vocabulary.build([list("abcdefgh")])
 IDS = st.integers(4, len(VOCAB) - 1)
@@ -101,8 +98,8 @@ def test_a_tiny_transformer_learns_to_reverse_and_greedy_search_is_a_beam_of_one
     assert min(dev) < 1.3 < 3 < dev[0], dev  # best/'s epoch near certainty (measured: 1.06; epoch 1: 4.0)
     model = workdir.load_model(str(working_dir), models())
     src = encode_all(model.vocab1, read_sentences(str(tmp_path / "data" / "dev.src")))[:40]
-    greedy_ids, greedy_scores = run(model, src, search.greedy_search)
-    beam_ids, beam_scores = run(model, src, lambda step, state, max_len: search.beam_search(step, state, max_len, 1))
+    greedy_ids, greedy_scores = run_search(model, src, search.greedy_search)
+    beam_ids, beam_scores = run_search(model, src, lambda step, state, max_len: search.beam_search(step, state, max_len, 1))
     width = min(greedy_ids.shape[1], beam_ids.shape[1])  # beyond <end>: padding only
     np.testing.assert_array_equal(greedy_ids.numpy()[:, :width], beam_ids.numpy()[:, :width])
     np.testing.assert_allclose(greedy_scores.numpy(), beam_scores.numpy(), rtol=1e-5)

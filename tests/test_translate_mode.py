@@ -11,8 +11,7 @@ import pytest
 from rnnpb_nmt import load
 from rnnpb_nmt.errors import UserError
 
-from helpers import ROOT, cli_in_process, run_nmt, train_args
-from test_text_pipeline import raw_corpus
+from helpers import ROOT, cli_in_process, raw_corpus, run_nmt, train_args
 
 
 @pytest.fixture(scope="module")
