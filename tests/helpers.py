@@ -1,8 +1,10 @@
 """Helpers the tests share: tiny configurations, the command line as users run it, working directories."""
 
+import contextlib
 import itertools
 import os
 import random
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from rnnpb_nmt.config import Config  # noqa: E402
+from rnnpb_nmt.data.vocabulary import Vocabulary  # noqa: E402
 
 
 def tiny_config(**overrides):
@@ -62,25 +65,32 @@ def run_nmt(*args, stdin=None, check=True):
     return proc
 
 
+@contextlib.contextmanager
+def signal_handlers_kept():
+    """Puts back this process's SIGINT/SIGTERM handlers after the command line, run in it, installed its own."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+
+
 def cli_in_process(args, capsys, stdin=None, monkeypatch=None):
     """The ``rnnpb-nmt`` command run in this process, without a new interpreter and TensorFlow import
     (most of a subprocess's seconds): (exit status, stdout, stderr). ``stdin``: bytes to read (needs
     ``monkeypatch``). The signal handlers the command installs are put back afterwards."""
     import io
-    import signal
 
     from rnnpb_nmt import cli
 
     if stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        status = cli.console_main([str(a) for a in args])
-    except SystemExit as stop:  # argparse's errors
-        status = stop.code
-    finally:
-        for number, handler in handlers.items():
-            signal.signal(number, handler)
+    with signal_handlers_kept():
+        try:
+            status = cli.console_main([str(a) for a in args])
+        except SystemExit as stop:  # argparse's errors
+            status = stop.code
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -144,16 +154,10 @@ def held_out_inflection(make_model, encode, epochs):
 def train_in_process(*argv):
     """``nmt.py --do_training ...`` through ``rnnpb_nmt.cli.main`` in this process (no TensorFlow
     start-up per run); the signal handlers the command installs are put back afterwards."""
-    import signal
-
     from rnnpb_nmt import cli
 
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with signal_handlers_kept():
         assert cli.main(models(), tasks(), ["--do_training", *map(str, argv)]) == 0
-    finally:
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
 
 
 def write_lines(path, lines):
@@ -243,12 +247,7 @@ def run_search(model, src, fn):
 
 
 # The bound model's tests: 30 words (ids 4-33), random sentences of them.
-def _word_vocabulary():
-    from rnnpb_nmt.data.vocabulary import Vocabulary
-    return Vocabulary([f"w{i}" for i in range(30)])
-
-
-VOCAB = _word_vocabulary()
+VOCAB = Vocabulary([f"w{i}" for i in range(30)])
 
 
 def random_corpus(n, seed=0):

@@ -6,14 +6,14 @@ import pytest
 
 from rnnpb_nmt.train import interrupts
 
+from helpers import signal_handlers_kept
+
 
 @pytest.fixture
 def own_handlers():
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    interrupts.stop_at_once()
-    yield
-    for s, handler in saved.items():
-        signal.signal(s, handler)
+    with signal_handlers_kept():
+        interrupts.stop_at_once()
+        yield
 
 
 def test_a_signal_inside_safe_points_waits_for_check(own_handlers):

@@ -3,7 +3,6 @@ task of a few lines, registered, is read, scored, trained and tested through it 
 
 import inspect
 import json
-import signal
 
 import pytest
 
@@ -12,6 +11,8 @@ from rnnpb_nmt.config import Config
 from rnnpb_nmt.data.dataset import read_sentences
 from rnnpb_nmt.registry import register_task
 from rnnpb_nmt.tasks.base import Task, encode_corpus
+
+from helpers import signal_handlers_kept
 
 
 class UppercaseTask(Task):
@@ -75,15 +76,11 @@ def test_a_new_task_reads_and_scores_through_the_contract(uppercase):
 def test_a_new_task_trains_and_tests_through_the_command_line(uppercase, tmp_path):
     run = tmp_path / "run"
     flags = [f"--{flag}={path}" for flag, path in uppercase.items()]
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:  # main installs the command line's signal handlers; they are not this test process's
+    with signal_handlers_kept():  # main installs the command line's handlers; they are not this test process's
         assert cli.main(registry.models(), registry.tasks(), [
             "--do_training", "--do_testing", "--task=uppercase", "--model=encdec", *flags,
             f"--test_set={uppercase['dev_set1']}", f"--working_dir={run}", "--embedding_size=8", "--units=8",
             "--num_layers=1", "--batch_size=2", "--max_epochs=1"]) == 0
-    finally:
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
     assert json.loads((run / "hparams.json").read_text())["task"] == "uppercase"
     assert set(json.loads((run / "testing_stats.json").read_text())) >= {"accuracy", "reference"}
     assert len((run / "test_trans.txt").read_text().splitlines()) == 1
