@@ -198,7 +198,7 @@ def raw_copy(tokenized_path, raw_path, language):
 
     detokenizer = MosesDetokenizer(lang=language)
     lines = [detokenizer.detokenize(tokens) for tokens in read_sentences(tokenized_path)]
-    raw_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    write_lines(raw_path, lines)
     return lines
 
 
@@ -238,9 +238,7 @@ def run_search(model, src, fn):
     encoded sentences ``src`` as one batch, compiled as the translator compiles it."""
     import tensorflow as tf
 
-    from rnnpb_nmt.data.dataset import make_dataset
-
-    batch = next(iter(make_dataset(src, batch_size=len(src))))["src"]
+    batch = first_batch(src)["src"]
     max_len = tf.constant([len(s) + 1 for s in src])
     step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
     return tf.function(lambda b: fn(step, model.decoder_start(b, False), max_len))(batch)

@@ -19,7 +19,7 @@ from rnnpb_nmt.serving.exported import ExportedModel, prepared, restored
 from rnnpb_nmt.tasks.base import Task
 
 from helpers import (ROOT, SYNTHETIC_LEMMAS, cli_in_process, inflection_examples, raw_corpus, train_in_process,
-                     untrained_working_dir)
+                     untrained_working_dir, write_lines)
 
 TINY = ROOT / "tests" / "fixtures" / "tiny_corpus"
 SMALL = ["--embedding_size=8", "--units=16", "--num_layers=1", "--batch_size=16", "--learning_rate=0.01", "--seed=5"]
@@ -43,7 +43,7 @@ def corpus_flags(kind, folder):
     if kind == "inflection":  # the tests' synthetic rules, 40 lemmas: 100 training examples, 20 dev
         rows = ["\t".join((lemma, ",".join(tags), form)) for lemma, tags, form in inflection_examples(SYNTHETIC_LEMMAS[:40])]
         for name, part in (("train", rows[:100]), ("dev", rows[100:])):
-            (folder / name).write_text("".join(row + "\n" for row in part), encoding="utf-8")
+            write_lines(folder / name, part)
         return [f"--train_set1={folder / 'train'}", f"--dev_set1={folder / 'dev'}"], \
             ([row.rsplit("\t", 1)[0] for row in rows[100:]] + ["zzä\tnum=PL"], None)
     source = TINY
