@@ -8,9 +8,10 @@ test (source lengths --min_len..--max_len, the paper's 8-64) and test_long (--te
 --test_max_len, the paper's 65-128): the files of ``nmt.py --task=transduction``. Each split is
 drawn from (--seed, its own index) alone, so the same flags always write the same files.
 
-The paper drew every training sequence fresh ("the impossibility of overfitting"); the toolkit
-trains on a fixed sample, --train sequences (with 128 symbols and lengths 8-64 a repeat among
-10^5 draws is all but impossible, so the models still cannot learn the sample by heart).
+The paper drew every training sequence fresh ("the impossibility of overfitting"). By default the
+toolkit trains on a fixed sample, --train sequences; with ``nmt.py --fresh_data`` it draws
+--train new ones every epoch, as ``generator.json`` (also written here) says the training file's
+were drawn.
 """
 
 import argparse
@@ -32,6 +33,7 @@ def write_task(args):
     for index, (name, size, low, high) in enumerate(splits(args)):
         pairs = synthetic.generate(args.task, size, low, high, seed=[args.seed, index], vocab_size=args.vocab_size)
         synthetic.write(pairs, args.out, name)
+    synthetic.write_generator(args.out, vars(args))
 
 
 def main(argv=None):

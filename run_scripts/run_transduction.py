@@ -13,11 +13,17 @@ already in the results file is replaced; other cells are kept.
 The time budget (``budgeted_runs.py``) counts finished epochs; a cell that training stops at
 the budget is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
 
-``--seeds S ...`` trains the cell again from other initialisations (``--seed=S``, into
-``<model>_seed<S>``; the cell's own run keeps the toolkit's default seed and its directory) and
-keeps the run of the lowest training perplexity at its best epoch, as the paper selected its
-models ("based on average training perplexity", §5): each run within the time budget, only the
-kept one tested; every run's figures are recorded under ``"restarts"``.
+The paper's protocol (§5: a grid of learning rates, several initialisations, the model of the
+lowest training perplexity kept) is three options: ``--seeds S ...`` trains the cell again from
+other initialisations (``--seed=S``; the cell's own run keeps the toolkit's default seed),
+``--learning_rates LR ...`` trains each of them at each rate instead of the cell's own, and the
+run of the lowest training perplexity at its best epoch is kept ("based on average training
+perplexity", §5) and alone tested; every run's figures are recorded under ``"restarts"``. A run's
+directory is the model's name, with ``_lr<LR>`` and ``_seed<S>`` for a rate or seed not the cell's.
+``--train_flags "FLAGS"`` replaces or adds nmt.py flags in every run (``--fresh_data``, the
+paper's ``--units=256``), ``--budget_minutes`` sets each run's time budget; both go in the record.
+Another protocol of a cell that already ran belongs in another ``--work`` (a run refuses to
+resume under other flags).
 """
 
 import argparse
@@ -29,17 +35,22 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
 from rnnpb_nmt.config import Config  # noqa: E402
+from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
 from run_experiment import machine  # noqa: E402
-from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING, cell_flags  # noqa: E402
+from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING, cell_flags, replaced  # noqa: E402
 
 TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
 
 
-def train_command(task, model, data, working_dir, seed=None):
+def train_command(task, model, data, working_dir, seed=None, learning_rate=None, extra=()):
+    """nmt.py's training command of one run: the cell's flags, each of ``extra`` (and the
+    ``learning_rate``, ``seed`` other than the cell's) replacing the flag of its name or added."""
     files = [f"--{flag}={data}/{name}" for flag, name in (
         ("train_set1", "train.src"), ("train_set2", "train.tgt"), ("dev_set1", "dev.src"), ("dev_set2", "dev.tgt"))]
-    seeded = [] if seed is None else [f"--seed={seed}"]
-    return [sys.executable, "-u", NMT, *TRAINING, *cell_flags(task, model), *seeded, *files, f"--working_dir={working_dir}"]
+    own = [*extra, *([] if learning_rate is None else [f"--learning_rate={learning_rate}"]),
+           *([] if seed is None else [f"--seed={seed}"])]
+    return [sys.executable, "-u", NMT, *replaced([*TRAINING, *cell_flags(task, model)], own), *files,
+            f"--working_dir={working_dir}"]
 
 
 def test(data, working_dir, name):
@@ -48,19 +59,20 @@ def test(data, working_dir, name):
     return command, run_test(command, working_dir, name)
 
 
-def run_cell(task, model, work, log, seeds=()):
+def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budget=TRAIN_SECONDS):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     # The task's files depend on GENERATE alone, so one writing serves every cell of the task.
     generated = generate_once("generate_transduction.py", [f"--task={task}", f"--out={data}", *GENERATE],
-                              os.path.join(data, "test_long.tgt"))
-    runs = [train_run(task, model, work, seed, data, log) for seed in (None, *seeds)]
+                              os.path.join(data, synthetic.GENERATOR_FILE))
+    runs = [train_run(task, model, work, data, log, seed, rate, extra, budget)
+            for rate in (learning_rates or [None]) for seed in (None, *seeds)]
     kept = min(runs, key=lambda run: run["train_perplexity"])
     cell = {"task": task, "model": model, "generate_command": shown(generated),
-            **{k: v for k, v in kept.items() if k not in ("seed", "train_perplexity", "working_dir")},
-            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
-    if seeds:
+            **{k: v for k, v in kept.items() if k not in ("seed", "learning_rate", "train_perplexity", "working_dir")},
+            "budget_seconds": budget, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    if len(runs) > 1:
         cell.update(restarts=[{k: v for k, v in run.items() if k != "working_dir"} for run in runs],
-                    kept_seed=kept["seed"])
+                    kept_seed=kept["seed"], kept_learning_rate=kept["learning_rate"])
     for key, name in TEST_SETS.items():
         command, scores = test(data, kept["working_dir"], name)
         cell[key] = {"coarse": scores["coarse_accuracy"], "fine": scores["fine_accuracy"],
@@ -68,19 +80,20 @@ def run_cell(task, model, work, log, seeds=()):
     return cell
 
 
-def train_run(task, model, work, seed, data, log):
-    """Train one run of the cell within TRAIN_SECONDS (``seed`` None: the toolkit's default seed,
-    in the cell's own directory); what is recorded of it, with its directory and the training
-    perplexity of its best epoch, by which the paper chose among initialisations."""
-    name = model if seed is None else f"{model}_seed{seed}"
+def train_run(task, model, work, data, log, seed=None, learning_rate=None, extra=(), budget=TRAIN_SECONDS):
+    """Train one run of the cell within ``budget`` seconds (``seed``, ``learning_rate`` None: the
+    cell's own); what is recorded of it, with its directory and the training perplexity of its best
+    epoch, by which the paper chose among initialisations."""
+    name = model + (f"_lr{learning_rate}" if learning_rate is not None else "") + (f"_seed{seed}" if seed is not None else "")
     working_dir = os.path.abspath(os.path.join(work, "transduction", task, name))
-    command = train_command(task, model, data, working_dir, seed)
+    command = train_command(task, model, data, working_dir, seed, learning_rate, extra)
     os.makedirs(working_dir, exist_ok=True)
-    stopped = train_within_budget(command, working_dir, TRAIN_SECONDS, log)
-    recorded = training_record(command, working_dir, stopped, TRAIN_SECONDS)
+    stopped = train_within_budget(command, working_dir, budget, log)
+    recorded = training_record(command, working_dir, stopped, budget)
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
-    return {"seed": "default" if seed is None else seed, **recorded, "working_dir": working_dir,
+    rate = float(next(a for a in reversed(command) if a.startswith("--learning_rate=")).split("=", 1)[1])
+    return {"seed": "default" if seed is None else seed, "learning_rate": rate, **recorded, "working_dir": working_dir,
             "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"]}
 
 
@@ -102,6 +115,14 @@ def seed(text):
     return value
 
 
+def positive(text):
+    """A ``--learning_rates`` or ``--budget_minutes`` value: a number above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be above 0")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task", choices=TASKS)
@@ -110,9 +131,16 @@ def main():
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
     parser.add_argument("--seeds", type=seed, nargs="+", default=[], metavar="S",
                         help="also train from these seeds and keep the run of the lowest training perplexity")
+    parser.add_argument("--learning_rates", type=positive, nargs="+", default=[], metavar="LR",
+                        help="train every seed at each of these rates instead of the cell's own (the paper's grid)")
+    parser.add_argument("--train_flags", type=str.split, default=[], metavar='"FLAGS"',
+                        help="nmt.py flags replacing the cells' of their names, or added (e.g. \"--fresh_data --units=256\")")
+    parser.add_argument("--budget_minutes", type=positive, default=TRAIN_SECONDS / 60,
+                        help=f"training time of each run (default {TRAIN_SECONDS // 60})")
     args = parser.parse_args()
     for model in args.models or MODELS:
-        cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True), list(dict.fromkeys(args.seeds)))
+        cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True), list(dict.fromkeys(args.seeds)),
+                        list(dict.fromkeys(args.learning_rates)), args.train_flags, round(args.budget_minutes * 60))
         record(cell, args.note)
         print(json.dumps(cell), flush=True)
 

@@ -6,9 +6,11 @@ train within 30 minutes): hidden size and memory width 128 (the paper: LSTMs of 
 units, reporting the better, and a memory width of 256); one learning rate per optimiser rather
 than the paper's grid search per model: the memory LSTMs with the paper's RMSProp at 0.005
 (``MEMORY_TRAINING``), the Deep LSTMs with Adam at 0.002; the paper's batches of 10; a fixed
-sample of 4000 training pairs (the paper drew fresh ones), and training stops early on the dev
-perplexity, or after --max_epochs (the paper trained "an unbounded number of steps"). What was
-tried, when and why: ``run_scripts/results/notes/transduction.md``.
+sample of 4000 training pairs (the paper drew fresh ones: ``--fresh_data``, which
+``run_transduction.py --train_flags`` can give), and training stops early on the dev perplexity,
+or after --max_epochs (the paper trained "an unbounded number of steps"). The paper's grid and
+restarts are ``run_transduction.py``'s ``--learning_rates`` and ``--seeds``. What was tried, when
+and why: ``run_scripts/results/notes/transduction.md``.
 """
 
 # data/generate_transduction.py flags: the paper's 128 symbols, lengths 8-64 (train, dev, test)
@@ -44,9 +46,13 @@ MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}", "--lear
 
 def cell_flags(task, model):
     """The model flags of one cell: its model's, each that the task sets for it replaced."""
-    own = TASK_FLAGS.get((task, model), [])
+    return replaced(MODELS[model], TASK_FLAGS.get((task, model), []))
+
+
+def replaced(flags, own):
+    """``flags`` with each flag of ``own`` in place of the one of its name, the others added after."""
     names = {flag.split("=")[0] for flag in own}
-    return [flag for flag in MODELS[model] if flag.split("=")[0] not in names] + own
+    return [flag for flag in flags if flag.split("=")[0] not in names] + list(own)
 # Figure 2a: (coarse, fine) on training-length and on longer test sequences, for the best Deep
 # LSTM of each task (its layers) and the three memory LSTMs.
 PAPER = {

@@ -69,6 +69,20 @@ def test_a_transduction_cell_of_several_seeds_shows_every_run_and_the_one_kept()
     assert "G\npython3 nmt.py --do_training A\npython3 nmt.py --do_training B\npython3 nmt.py --do_testing T" in text
 
 
+def test_a_transduction_cell_of_a_rate_grid_names_each_runs_rate_and_the_kept_one_by_seed_and_rate():
+    tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "T"}
+    runs = [{"seed": seed, "learning_rate": rate, "train_perplexity": ppl, "best_dev_perplexity": 2.0, "best_epoch": 3,
+             "epochs": 4, "train_seconds": 100, "train_command": f"train {seed} {rate}"}
+            for seed, rate, ppl in (("default", 0.005, 3.0), ("default", 0.001, 2.0), (2, 0.005, 1.5), (2, 0.001, 4.0))]
+    cell = {"task": "svo_sov", "model": "queue_lstm", "training_lengths": tested, "longer": tested, "epochs": 4,
+            "best_epoch": 3, "train_seconds": 100, "best_dev_perplexity": 2.0, "date": "D", "machine": "M",
+            "note": "Why.", "generate_command": "G", "train_command": "train 2 0.005", "restarts": runs,
+            "kept_seed": 2, "kept_learning_rate": 0.005, "budget_seconds": 1500}
+    text = "\n".join(results_table.transduction_table([cell]))
+    assert " 4 runs each within 25 minutes, training perplexity at the best epoch" in text
+    assert "seed default at rate 0.001: 2.00 (dev 2.00" in text and "kept: seed 2 at rate 0.005, the one tested." in text
+
+
 def test_the_index_has_one_row_per_study_with_ours_beside_the_papers_and_a_link_to_its_page():
     first = EXPERIMENTS["exp1_autoencode"][0]
     recorded = {"exp1_autoencode": [{"name": first["name"], "bleu": 98.5}]}

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import ROOT
 
 import run_transduction as runner
@@ -17,15 +19,15 @@ def flag(command, name):
     return next(a.split("=", 1)[1] for a in command if a.startswith(f"--{name}="))
 
 
-def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=None):
-    """run_cell with a training that writes training_stats.json (the best epoch's training
-    perplexity by seed, from ``train_perplexities``; a run's seed is its directory's suffix, 0 for
-    the default) and tests that score by test set and note the directory they tested."""
+def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=None, **options):
+    """run_cell (with ``options``) with a training that writes training_stats.json (the best epoch's
+    training perplexity by the run's directory name, from ``train_perplexities``) and tests that
+    score by test set and note the directory they tested."""
     trained, tested = [], []
 
     def train_within_budget(command, working_dir, budget, log):
         trained.append((command, budget))
-        perplexity = (train_perplexities or {}).get(seed_of(working_dir), 3.0)
+        perplexity = (train_perplexities or {}).get(Path(working_dir).name, 3.0)
         epochs = [{"seconds": 60, "train_perplexity": p} for p in (9.0, perplexity, 1.0)]
         Path(working_dir, "training_stats.json").write_text(json.dumps(
             {"epochs": epochs, "best_epoch": 2, "best_dev_perplexity": 1.5, "total_seconds": 180}))
@@ -40,13 +42,8 @@ def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=N
     monkeypatch.setattr(runner, "run_test", run_test)
     monkeypatch.setattr(runner, "machine", lambda: "M")
     monkeypatch.setattr(runner, "GENERATE", "--seed=3 --train=6 --dev=2 --test=2 --vocab_size=10".split())
-    cell = runner.run_cell(task, model, str(tmp_path / "work"), print, seeds)
+    cell = runner.run_cell(task, model, str(tmp_path / "work"), print, seeds, **options)
     return cell, trained, tested
-
-
-def seed_of(working_dir):
-    name = Path(working_dir).name
-    return int(name.rsplit("_seed", 1)[1]) if "_seed" in name else 0
 
 
 def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
@@ -68,7 +65,8 @@ def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_pa
     cell, _, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm")
     data = tmp_path / "work" / "transduction" / "data" / "copy"
     written = {p.name: p.read_text() for p in data.iterdir()}
-    assert set(written) == {f"{n}.{s}" for n in ("train", "dev", "test", "test_long") for s in ("src", "tgt")}
+    assert set(written) == {f"{n}.{s}" for n in ("train", "dev", "test", "test_long") for s in ("src", "tgt")} | {
+        "generator.json"}
     shutil.rmtree(data)
     assert cell["generate_command"].split()[0] == runner.shown([sys.executable])
     subprocess.run(cell["generate_command"].split(), check=True, capture_output=True, cwd=os.getcwd())
@@ -78,7 +76,7 @@ def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_pa
 def test_seeds_train_a_run_each_and_the_lowest_training_perplexity_is_kept_and_tested_alone(tmp_path, monkeypatch):
     # the best epoch's training perplexity decides (the last epoch's, 1.0 in every run, does not)
     cell, trained, tested = fake_cell(tmp_path, monkeypatch, "reverse", "stack_lstm", seeds=(2, 3),
-                                      train_perplexities={0: 5.0, 2: 2.0, 3: 4.0})
+                                      train_perplexities={"stack_lstm": 5.0, "stack_lstm_seed2": 2.0, "stack_lstm_seed3": 4.0})
     base = tmp_path / "work" / "transduction" / "reverse"
     assert [flag(command, "working_dir") for command, _ in trained] == [
         str(base / "stack_lstm"), str(base / "stack_lstm_seed2"), str(base / "stack_lstm_seed3")]
@@ -97,12 +95,50 @@ def test_a_cell_of_one_run_records_no_restarts(tmp_path, monkeypatch):
     assert "restarts" not in cell and "kept_seed" not in cell
 
 
+def test_a_rate_grid_trains_every_seed_at_every_rate_with_the_given_flags_and_keeps_the_lowest_perplexity(
+        tmp_path, monkeypatch):
+    cell, trained, tested = fake_cell(
+        tmp_path, monkeypatch, "svo_sov", "queue_lstm", seeds=(2,), learning_rates=(0.005, 0.0005),
+        extra=["--fresh_data", "--units=256"], budget=600,
+        train_perplexities={"queue_lstm_lr0.005": 3.0, "queue_lstm_lr0.005_seed2": 2.5,
+                            "queue_lstm_lr0.0005": 1.5, "queue_lstm_lr0.0005_seed2": 4.0})
+    base = tmp_path / "work" / "transduction" / "svo_sov"
+    names = ["queue_lstm_lr0.005", "queue_lstm_lr0.005_seed2", "queue_lstm_lr0.0005", "queue_lstm_lr0.0005_seed2"]
+    assert [flag(command, "working_dir") for command, _ in trained] == [str(base / n) for n in names]
+    for (command, budget), rate in zip(trained, (0.005, 0.005, 0.0005, 0.0005)):
+        names_given = [a.split("=")[0] for a in command if a.startswith("--")]
+        assert len(names_given) == len(set(names_given)) and budget == 600  # each flag once, the cell's replaced
+        assert flag(command, "learning_rate") == str(rate) and flag(command, "units") == "256"
+        assert "--fresh_data" in command and "--optimizer=rmsprop" in command
+    assert set(tested) == {str(base / "queue_lstm_lr0.0005")}
+    assert (cell["kept_seed"], cell["kept_learning_rate"], cell["budget_seconds"]) == ("default", 0.0005, 600)
+    assert [(r["seed"], r["learning_rate"]) for r in cell["restarts"]] == [
+        ("default", 0.005), (2, 0.005), ("default", 0.0005), (2, 0.0005)]
+
+
+def test_a_written_task_directory_holds_the_generator_fresh_data_draws_from(tmp_path, monkeypatch):
+    fake_cell(tmp_path, monkeypatch, "gender_conjugation", "stack_lstm")
+    data = tmp_path / "work" / "transduction" / "data" / "gender_conjugation"
+    assert json.loads((data / "generator.json").read_text()) == {
+        "task": "gender_conjugation", "seed": 3, "min_len": 8, "max_len": 64, "vocab_size": 10}
+
+
 def test_seeds_out_of_range_or_the_default_one_are_usage_errors():
     for value, message in (("-1", "-1: a seed from 0 to 2**32 - 1 other than the default 1234"),
                            ("1234", "1234: a seed from 0"), ("two", "invalid seed value: 'two'")):
         run = subprocess.run([sys.executable, str(ROOT / "run_scripts" / "run_transduction.py"), "reverse",
                               "--seeds", value], capture_output=True, text=True)
         assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_rate_or_budget_not_above_zero_or_not_a_number_is_a_usage_error(monkeypatch, capsys):
+    for flags, message in ((["--learning_rates", "0"], "argument --learning_rates: 0: must be above 0"),
+                           (["--learning_rates", "fast"], "argument --learning_rates: invalid positive value: 'fast'"),
+                           (["--budget_minutes", "-5"], "argument --budget_minutes: -5: must be above 0")):
+        monkeypatch.setattr(sys, "argv", ["run_transduction.py", "reverse", *flags])
+        with pytest.raises(SystemExit) as stop:
+            runner.main()
+        assert stop.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_a_task_s_own_flag_replaces_its_model_s_and_other_cells_keep_the_model_s():

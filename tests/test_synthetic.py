@@ -170,3 +170,26 @@ def test_fine_accuracy_is_at_least_coarse_and_one_exactly_when_all_right(targets
     assert 0 <= coarse <= fine <= 1
     assert (coarse == 1) == (predictions == targets)
     assert coarse_accuracy(targets, targets) == fine_accuracy(targets, targets) == 1
+
+
+@pytest.mark.parametrize("task", synthetic.TASKS)
+def test_the_alphabet_is_every_symbol_the_generator_draws(task):
+    """--fresh_data refuses training files without a symbol of the alphabet: it must be exact."""
+    vocab_size = 12
+    pairs = synthetic.generate(task, 300, 8, 64, seed=5, vocab_size=vocab_size)
+    drawn = tuple({symbol for pair in pairs for symbol in pair[side]} for side in (0, 1))
+    assert drawn == synthetic.alphabet(task, vocab_size)
+
+
+def test_the_generator_file_round_trips_and_a_bad_one_names_itself(tmp_path):
+    spec = {"task": "svo_sov", "seed": 3, "min_len": 8, "max_len": 64, "vocab_size": 12, "train": 10}
+    synthetic.write_generator(tmp_path, spec)
+    read = synthetic.read_generator(tmp_path)
+    assert read == {k: v for k, v in spec.items() if k != "train"}
+    assert synthetic.epoch_pairs(read, 4, 2) == synthetic.epoch_pairs(read, 4, 2) != synthetic.epoch_pairs(read, 4, 3)
+    (tmp_path / "generator.json").write_text('{"task": "sorting", "seed": 1, "min_len": 8, "max_len": 64, "vocab_size": 9}')
+    with pytest.raises(UserError, match=r"generator.json: task=sorting: unknown synthetic task"):
+        synthetic.read_generator(tmp_path)
+    (tmp_path / "generator.json").write_text("{")
+    with pytest.raises(UserError, match=r"generator.json: unreadable"):
+        synthetic.read_generator(tmp_path)

@@ -11,7 +11,7 @@ from rnnpb_nmt.config import Config
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.tasks.transduction.task import TransductionTask
 
-from helpers import ROOT, cli_in_process, run_nmt
+from helpers import ROOT, cli_in_process, run_nmt, train_in_process
 
 GENERATE = ROOT / "data" / "generate_transduction.py"
 
@@ -108,3 +108,59 @@ def test_training_another_model_into_a_working_dir_is_a_one_line_error(copy_file
     status, _, err = cli_in_process(train_flags(copy_files, wd, "--model=stack_lstm", "--max_epochs=2"), capsys)
     assert status == 1 and err.count("\n") == 1
     assert "holds an unfinished run of another configuration: --model (was 'deep_lstm', now 'stack_lstm')" in err
+
+
+def fresh_corpus(data):
+    task = TransductionTask(Config().replace(task="transduction", fresh_data=True))
+    files = {f"{split}_set{side}": str(data / f"{split}.{ext}")
+             for split in ("train", "dev") for side, ext in (("1", "src"), ("2", "tgt"))}
+    return task, task.load_corpus(files, task.config)
+
+
+def decoded(vocab, sequences):
+    return [vocab.decode(ids) for ids in sequences]
+
+
+def test_fresh_data_draws_the_same_pairs_for_an_epoch_and_new_ones_for_the_next(copy_files):
+    task, corpus = fresh_corpus(copy_files)
+    first, again, second = (task.epoch_corpus(corpus, epoch) for epoch in (1, 1, 2))
+    sources = {epoch: decoded(corpus.vocab1, c.train_src) for epoch, c in ((1, first), (2, second))}
+    assert decoded(corpus.vocab1, again.train_src) == sources[1] != sources[2]
+    assert sources[1] != decoded(corpus.vocab1, corpus.train_src)  # not the file's sample
+    for c in (first, second):
+        assert len(c.train_src) == len(corpus.train_src) and c.dev_src is corpus.dev_src
+        assert decoded(corpus.vocab2, c.train_tgt) == decoded(corpus.vocab1, c.train_src)  # copying
+        assert all(2 <= len(ids) - 1 <= 6 for ids in c.train_src)  # the generator's lengths (+ <end>)
+    fixed = TransductionTask(Config().replace(task="transduction"))
+    assert fixed.epoch_corpus(corpus, 3) is corpus
+
+
+def test_without_its_generator_or_with_too_few_symbols_fresh_data_is_refused(copy_files, tmp_path):
+    for name in ("train.src", "train.tgt", "dev.src", "dev.tgt"):
+        (tmp_path / name).write_text((copy_files / name).read_text())
+    with pytest.raises(UserError, match=r"generator.json: missing \(data/generate_transduction.py writes it"):
+        fresh_corpus(tmp_path)
+    (tmp_path / "generator.json").write_text(json.dumps({"task": "copy"}))
+    with pytest.raises(UserError, match=r"generator.json: not a generator's arguments"):
+        fresh_corpus(tmp_path)
+    spec = json.loads((copy_files / "generator.json").read_text())
+    (tmp_path / "generator.json").write_text(json.dumps(dict(spec, vocab_size=6)))  # x6 is in no file
+    with pytest.raises(UserError, match=r"--fresh_data: .*train.src never has x6 \(1 such symbols\)"):
+        fresh_corpus(tmp_path)
+
+
+@pytest.mark.slow
+def test_a_fresh_data_run_stopped_after_an_epoch_resumes_into_the_uninterrupted_run(copy_files, tmp_path):
+    """The epochs' pairs depend on the epoch alone: the resumed run trains on the uninterrupted one's."""
+    flags = [*train_flags(copy_files, "{}", "--model=queue_lstm", "--memory_width=8", "--fresh_data")[1:]]
+    runs = {}
+    for name, caps in (("whole", [2]), ("resumed", [1, 2])):
+        for cap in caps:
+            train_in_process(*(f.format(tmp_path / name) for f in flags), f"--max_epochs={cap}")
+        runs[name] = json.loads((tmp_path / name / "training_stats.json").read_text())["epochs"]
+    perplexities = {name: [(row["train_perplexity"], row["dev_perplexity"]) for row in rows] for name, rows in runs.items()}
+    assert len(perplexities["whole"]) == 2 and perplexities["resumed"] == perplexities["whole"]
+    fixed = tmp_path / "fixed"
+    train_in_process(*(f.format(fixed) for f in flags if f != "--fresh_data"), "--max_epochs=2")
+    second = json.loads((fixed / "training_stats.json").read_text())["epochs"][1]
+    assert second["train_perplexity"] != runs["whole"][1]["train_perplexity"]  # other pairs than the files'

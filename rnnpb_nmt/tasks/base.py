@@ -44,6 +44,13 @@ class Task(abc.ABC):
         undetermined, data that are no language)."""
         return dict(loaded.sizes(), lang1="und", lang2="und")
 
+    def epoch_corpus(self, corpus, epoch):
+        """The corpus that training epoch ``epoch`` (1-based) trains on: ``corpus``, the one
+        ``load_corpus`` read, by default. A task that draws new training pairs every epoch returns
+        ``corpus`` with them in its place, the same for the same epoch, so that a resumed run trains
+        on what the uninterrupted one did; the dev set and vocabularies stay ``corpus``'s."""
+        return corpus
+
     def save(self, home):
         """Write into the working directory ``home`` what the task derived from the training data
         beyond the vocabularies (the translation task's subword models); none by default."""

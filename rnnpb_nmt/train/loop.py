@@ -36,7 +36,8 @@ def is_finished(stats, config):
 
 
 def train(trainer, corpus, working_dir, task=None, log=print):
-    """Train until the dev measure has not improved for ``early_stopping_steps`` epochs.
+    """Train until the dev measure has not improved for ``early_stopping_steps`` epochs; each epoch
+    on the ``task``'s ``epoch_corpus`` (``corpus`` itself, unless the task draws new pairs).
 
     The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ...; an epoch
     without a measurement counts as one without improvement, as in the thesis's code (which
@@ -72,7 +73,8 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     summaries = Summaries(working_dir)
     for epoch in range(len(stats.epochs) + 1, t.max_epochs + 1):
         measured = (epoch - 1) % t.dev_every == 0
-        record = epoch_row(trainer, translator, corpus, epoch, checkpoints.best_dir, measured, scorer)
+        epoch_corpus = task.epoch_corpus(corpus, epoch) if task else corpus
+        record = epoch_row(trainer, translator, epoch_corpus, epoch, checkpoints.best_dir, measured, scorer)
         improved = measured and improves(record, stats, t.early_stopping_metric)
         stats = stats.after_epoch(record, improved)
         save_epoch(checkpoints, stats, working_dir, improved)

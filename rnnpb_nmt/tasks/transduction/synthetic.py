@@ -15,13 +15,17 @@ derivation is kept only when its source length is within [min_len, max_len] (§4
 those belong to the model's input pipeline, like the <end> of every corpus the toolkit reads.
 
 Everything is drawn from ``numpy.random.default_rng(seed)``: the same arguments give the same
-pairs.
+pairs. A directory of files written by ``data/generate_transduction.py`` also holds
+``generator.json``, the arguments its training pairs were drawn with, so that training can draw
+fresh pairs of the same kind every epoch (``--fresh_data``: ``epoch_pairs``).
 """
 
+import json
 import os
 
 import numpy as np
 
+from rnnpb_nmt.data.files import write_json
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.tasks.transduction import itg
 
@@ -32,6 +36,11 @@ TASKS = SEQUENCE_TASKS + tuple(itg.GRAMMARS)
 # Derivations tried per pair found before the length range is declared out of the grammar's
 # reach (the paper's ranges need about 3 per pair).
 MAX_TRIES_PER_PAIR = 1000
+GENERATOR_FILE = "generator.json"
+# The seed stream of the fresh pairs of an epoch: (seed, FRESH_STREAM, epoch). The written files
+# draw from (seed, 0) to (seed, 3) (train, dev, test, test_long), so no epoch repeats one of them.
+FRESH_STREAM = 4
+GENERATOR_KEYS = ("task", "seed", "min_len", "max_len", "vocab_size")
 
 
 def transform(task, source):
@@ -110,3 +119,56 @@ def write(pairs, directory, name):
         with open(path, "w", encoding="utf-8") as f:
             f.writelines(" ".join(pair[side]) + "\n" for pair in pairs)
     return paths
+
+
+def alphabet(task, vocab_size=128):
+    """(source symbols, target symbols): every symbol ``generate(task, ..., vocab_size)`` can draw."""
+    if task in SEQUENCE_TASKS:
+        symbols = {f"x{k}" for k in range(1, vocab_size + 1)}
+        return symbols, symbols
+    grammar = itg.GRAMMARS[task]
+    class_size = vocab_size // len(itg.word_classes(grammar))
+    sides = set(), set()
+    for entry in grammar.values():
+        if isinstance(entry, itg.WordClass):
+            for side, stem in zip(sides, entry):
+                side.update(f"{stem}{k}" for k in range(1, class_size + 1))
+        elif isinstance(entry, itg.Word):
+            for side, word in zip(sides, entry):
+                side.add(word)
+    return sides
+
+
+def write_generator(directory, spec):
+    """Keep ``spec`` ({GENERATOR_KEYS}: the arguments the training pairs were drawn with) beside
+    the files in ``directory``, for ``read_generator``."""
+    write_json(os.path.join(directory, GENERATOR_FILE), {key: spec[key] for key in GENERATOR_KEYS})
+
+
+def read_generator(directory):
+    """The spec ``write_generator`` kept in ``directory``; a UserError naming the file if it is
+    missing or not one."""
+    path = os.path.join(directory, GENERATOR_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing (data/generate_transduction.py writes it beside the files it "
+                        "writes; --fresh_data draws pairs as it says)") from None
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: unreadable ({e})") from None
+    if not isinstance(spec, dict) or set(spec) != set(GENERATOR_KEYS):
+        raise UserError(f"{path}: not a generator's arguments (keys {', '.join(GENERATOR_KEYS)})")
+    try:
+        check(spec["task"], 0, spec["min_len"], spec["max_len"], spec["vocab_size"])
+    except (UserError, TypeError) as e:
+        raise UserError(f"{path}: {e}") from None
+    return spec
+
+
+def epoch_pairs(spec, n, epoch):
+    """``n`` new training pairs for epoch ``epoch`` (1-based), drawn as ``spec`` (``read_generator``)
+    drew the training file's: the same for the same epoch, so a resumed run trains on the pairs the
+    uninterrupted one did, and the same for every initialisation of a cell."""
+    return generate(spec["task"], n, spec["min_len"], spec["max_len"], seed=[spec["seed"], FRESH_STREAM, epoch],
+                    vocab_size=spec["vocab_size"])
