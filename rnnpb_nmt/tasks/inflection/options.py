@@ -11,3 +11,9 @@ class DataOptions:
         "actions", "--task=inflection: what a model learns to write: actions (the form's characters and <step> "
         "actions, for --model=hard_attention) or form (the form's characters only: a soft-attention model)",
         choices=("actions", "form"), legacy="actions", only=("task", ("inflection",)))
+    aligner: str = option(
+        "levenshtein", "--inflection_target=actions: the character alignment of lemma and form the step/write "
+        "actions are read off: levenshtein (each pair alone, minimum edit distance) or corpus (a Gibbs sampler "
+        "over all training pairs, after the SIGMORPHON 2016 baseline's aligner the paper used: the columns the "
+        "corpus shares win ties; fit when the data load, deterministic)",
+        choices=("levenshtein", "corpus"), legacy="levenshtein", only=("inflection_target", ("actions",)))

@@ -15,7 +15,9 @@ How the data reach a model, with the least change to the shared pipeline (``rnnp
   the distributed step and checkpoints work unchanged. A model that ignores the distinction
   reads the features as part of the input, which is what a soft-attention baseline does.
 - ``tgt`` is the oracle action sequence of the pair (``rnnpb_nmt.tasks.inflection.alignment``): the form's
-  characters with ``<step>`` actions between them; with ``--inflection_target=form`` the form's
+  characters with ``<step>`` actions between them, read off a Levenshtein alignment of the pair or
+  (``--aligner=corpus``) one by an aligner fit on the training pairs as the data load
+  (``rnnpb_nmt.tasks.inflection.corpus_aligner``); with ``--inflection_target=form`` the form's
   characters alone (a soft-attention model, which aligns by itself, learns to write only them).
   Outputs are scored, written and printed with the steps removed, so a model that writes plain
   forms is scored the same way.
@@ -33,7 +35,8 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.metrics import coarse_accuracy
 from rnnpb_nmt.registry import register_task
 from rnnpb_nmt.tasks.base import Task, encode_corpus
-from rnnpb_nmt.tasks.inflection.alignment import mean_levenshtein, oracle_actions
+from rnnpb_nmt.tasks.inflection.alignment import align, alignment_actions, mean_levenshtein
+from rnnpb_nmt.tasks.inflection.corpus_aligner import CorpusAligner
 from rnnpb_nmt.tasks.transduction.task import refuse_unknown_symbols
 
 FEATURE_SEPARATOR = ","
@@ -53,6 +56,12 @@ def split_source(symbols):
 def form_of(actions):
     """The form an output action sequence writes (its characters, steps removed)."""
     return "".join(a for a in actions if a != STEP)
+
+
+def _sequences(examples, target):
+    """(source symbols, target symbols) of examples; ``target``: (lemma, form) -> target symbols."""
+    return ([source_symbols(lemma, features) for lemma, features, _ in examples],
+            [target(lemma, form) for lemma, _, form in examples])
 
 
 def parse_line(text, where, columns=(3,)):
@@ -107,18 +116,20 @@ class InflectionTask(Task):
                                 "file (--train_set1, --dev_set1) and has no monolingual data")
         if config.training.p_mono > 0:
             raise UserError("--p_mono: the inflection task has no monolingual data")
-        target = config.data.inflection_target
-        train, dev = (self._pairs(data_files[name], target) for name in ("train_set1", "dev_set1"))
-        loaded = encode_corpus(train, dev, config, vocabularies)
+        train, dev = (read_examples(data_files[name]) for name in ("train_set1", "dev_set1"))
+        target = self._target(train, config.data)
+        loaded = encode_corpus(_sequences(train, target), _sequences(dev, target), config, vocabularies)
         refuse_unknown_symbols(loaded, config, data_files["train_set1"], data_files["train_set1"])
         return loaded
 
     @staticmethod
-    def _pairs(path, target):
-        """(source symbols, targets) of a file's examples; ``target``: ``--inflection_target``."""
-        examples = read_examples(path)
-        return ([source_symbols(lemma, features) for lemma, features, _ in examples],
-                [oracle_actions(lemma, form) if target == "actions" else list(form) for lemma, _, form in examples])
+    def _target(train, options):
+        """The target symbols of a (lemma, form) pair, as ``--inflection_target`` and ``--aligner``
+        (``options``: the data options) say; a corpus aligner is fit on the ``train`` examples."""
+        if options.inflection_target == "form":
+            return lambda lemma, form: list(form)
+        aligned = CorpusAligner([(lemma, form) for lemma, _, form in train]).align if options.aligner == "corpus" else align
+        return lambda lemma, form: alignment_actions(aligned(lemma, form))
 
     def read_test(self, test_set, reference, target_language):
         """(source sequences, gold forms as character lists or None, the file they came from).

@@ -1,0 +1,128 @@
+"""The corpus aligner (``--aligner=corpus``): alignments learned over a whole training set, read
+off by the step/write oracle the Levenshtein aligner shares."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rnnpb_nmt.config import Config
+from rnnpb_nmt.tasks.inflection.alignment import STEP, alignment_actions, levenshtein, oracle_actions, replay
+from rnnpb_nmt.tasks.inflection.corpus_aligner import CorpusAligner
+from rnnpb_nmt.tasks.inflection.task import InflectionTask
+
+from helpers import ROOT, write_lines
+
+# CELEX's past -> present subjunctive, whence the paper's Figure 3 pairs: a weak verb drops the t
+# of its past (legte -> lege), a strong one has o where the subjunctive has ie (flog -> fliege).
+WEAK_STEMS = ["leg", "sag", "frag", "leb", "mach", "kauf", "spiel", "hol", "zeig"]
+STRONG = [("fl", "g"), ("b", "g"), ("w", "g"), ("sch", "b"), ("b", "t"), ("fl", "h"), ("fr", "r"), ("kr", "ch"),
+          ("r", "ch"), ("verl", "r")]  # (before o, after o)
+FIGURE_3_CORPUS = [(stem + "te", stem + "e") for stem in WEAK_STEMS] + [(a + "o" + b, a + "ie" + b + "e") for a, b in STRONG]
+
+# German ei -> ie (bleiben -> blieben), around it what comes before and after. schreien -> schrieen and
+# speien -> spieen (the spelling before 1996) have an e right after the change, and Levenshtein's
+# positional tie-breaking then aligns the change otherwise than in the other pairs.
+EI_IE = [("bl", "ben"), ("schr", "ben"), ("st", "gen"), ("schw", "gen"), ("l", "hen"), ("tr", "ben"), ("pr", "sen"),
+         ("m", "den"), ("w", "sen"), ("r", "ben"), ("sch", "nen"), ("schr", "en"), ("sp", "en")]
+EI_IE_CORPUS = [(a + "ei" + b, a + "ie" + b) for a, b in EI_IE]
+
+WORDS = st.text(alphabet="abcäé\u0301ʼ", min_size=1, max_size=9)  # as the task reads them: never empty
+PAIRS = st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=8)
+
+
+def copied(word):
+    """The actions that copy a word: a step onto each character, then the character."""
+    return [action for character in word for action in (STEP, character)]
+
+
+def change(actions, before, after):
+    """The actions between copying ``before`` and copying ``after``, or None if they are not copied."""
+    head, tail = copied(before), copied(after)
+    if actions[:len(head)] != head or actions[len(actions) - len(tail):] != tail:
+        return None
+    return tuple(actions[len(head):len(actions) - len(tail)])
+
+
+def actions_of(aligner, lemma, form):
+    return alignment_actions(aligner.align(lemma, form))
+
+
+def test_the_papers_figure_3_examples_come_out_as_in_the_paper_and_their_like_alike():
+    """legte -> lege: t is deleted by two consecutive steps; flog -> fliege: o becomes ie by two
+    writes after the step onto o (Aharoni & Goldberg §5.1); every similar pair the same way."""
+    aligner, s = CorpusAligner(FIGURE_3_CORPUS), STEP
+    assert actions_of(aligner, "legte", "lege") == [s, "l", s, "e", s, "g", s, s, "e"]
+    assert actions_of(aligner, "flog", "fliege") == [s, "f", s, "l", s, "i", "e", s, "g", "e"]
+    for stem in WEAK_STEMS:
+        assert actions_of(aligner, stem + "te", stem + "e") == copied(stem) + [s, s, "e"]
+    for a, b in STRONG:
+        assert actions_of(aligner, a + "o" + b, a + "ie" + b + "e") == copied(a) + [s, "i", "e"] + copied(b) + ["e"]
+
+
+def test_a_change_many_pairs_share_is_aligned_alike_in_all_where_levenshtein_breaks_its_ties_by_position():
+    aligner = CorpusAligner(EI_IE_CORPUS)
+    learned = [change(actions_of(aligner, *pair), a, b) for pair, (a, b) in zip(EI_IE_CORPUS, EI_IE)]
+    by_position = [change(oracle_actions(*pair), a, b) for pair, (a, b) in zip(EI_IE_CORPUS, EI_IE)]
+    assert None not in learned and len(set(learned)) == 1
+    assert by_position[-2:] == [None, None] and len(set(by_position[:-2])) == 1  # schreien, speien: otherwise
+    # Both are minimum edit alignments: Levenshtein's choice was one of tied ones.
+    assert all(sum(a != b for a, b in aligner.align(*pair)) == levenshtein(*pair) for pair in EI_IE_CORPUS)
+
+
+@settings(deadline=None, max_examples=20)  # each example fits an aligner: a tenth of a second
+@given(PAIRS, PAIRS)
+def test_replaying_any_alignments_oracle_writes_the_form_with_a_pointer_that_only_moves_on(corpus, unseen):
+    """For the pairs the aligner was fit on and for others (a dev set's, with characters it never
+    saw): the pointer goes 0, 1, ..., len(lemma), and exactly the form is written."""
+    aligner = CorpusAligner(corpus)
+    for lemma, form in corpus + unseen:
+        columns = aligner.align(lemma, form)
+        assert "".join(a for a, _ in columns if a) == lemma
+        written, pointers = replay(lemma, alignment_actions(columns))
+        assert "".join(written) == form
+        assert pointers[0] == 0 and pointers[-1] == len(lemma)
+        assert all(0 <= b - a <= 1 for a, b in zip(pointers, pointers[1:]))
+
+
+def test_the_same_seed_gives_the_same_costs_and_alignments():
+    corpus = FIGURE_3_CORPUS + EI_IE_CORPUS
+    columns = sorted({(a, b) for lemma, form in corpus for a in (None, *lemma) for b in (None, *form)} - {(None, None)},
+                     key=str)
+    first, again = CorpusAligner(corpus, seed=7), CorpusAligner(corpus, seed=7)
+    assert [first.cost(*c) for c in columns] == [again.cost(*c) for c in columns]
+    assert [first.align(*pair) for pair in corpus] == [again.align(*pair) for pair in corpus]
+
+
+@pytest.mark.slow  # a new process imports TensorFlow
+def test_another_process_with_other_string_hashes_gives_the_same_alignments():
+    """A resumed run is another process: its sets of characters iterate in another order."""
+    code = ("import json, sys\nfrom rnnpb_nmt.tasks.inflection.corpus_aligner import CorpusAligner\n"
+            "pairs = json.load(sys.stdin)\naligner = CorpusAligner(pairs)\n"
+            "print(json.dumps([aligner.align(*pair) for pair in pairs]))")
+    corpus = FIGURE_3_CORPUS + EI_IE_CORPUS
+    hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    child = subprocess.run([sys.executable, "-c", code], input=json.dumps(corpus), capture_output=True, text=True,
+                           check=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": hash_seed})
+    here = CorpusAligner(corpus)
+    assert json.loads(child.stdout.splitlines()[-1]) == [[list(c) for c in here.align(*pair)] for pair in corpus]
+
+
+def test_the_task_trains_on_corpus_aligned_actions_and_reads_the_same_ones_when_a_run_resumes(tmp_path):
+    rows = [[lemma, "tense=PST,num=PL", form] for lemma, form in EI_IE_CORPUS]
+    files = {"train_set1": str(write_lines(tmp_path / "train", ["\t".join(row) for row in rows])),
+             "dev_set1": str(write_lines(tmp_path / "dev", ["\t".join(row) for row in rows[::4]]))}
+    task, config = InflectionTask(), Config().replace(task="inflection", aligner="corpus")
+    loaded = task.load_corpus(files, config)
+    aligner = CorpusAligner(EI_IE_CORPUS)
+    assert [loaded.vocab2.decode(t) for t in loaded.train_tgt] == [actions_of(aligner, *pair) for pair in EI_IE_CORPUS]
+    assert [loaded.vocab2.decode(t) for t in loaded.dev_tgt] == [actions_of(aligner, *p) for p in EI_IE_CORPUS[::4]]
+    resumed = task.load_corpus(files, config, (loaded.vocab1, loaded.vocab2))
+    assert [t.tolist() for t in resumed.train_tgt + resumed.dev_tgt] == [t.tolist() for t in loaded.train_tgt + loaded.dev_tgt]
+    default = task.load_corpus(files, Config().replace(task="inflection"))
+    levenshtein_targets = [default.vocab2.decode(t) for t in default.train_tgt]
+    assert levenshtein_targets == [oracle_actions(*pair) for pair in EI_IE_CORPUS]
+    assert levenshtein_targets[-1] != loaded.vocab2.decode(loaded.train_tgt[-1])  # speien -> spieen
