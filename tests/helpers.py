@@ -7,6 +7,7 @@ import random
 import signal
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,3 +293,55 @@ def bound_model(**changes):
 # recognition modes (the thesis's Adam recognition; the semi-amortised one).
 TRAINED_BEAM = 4
 RECOGNITION_MODES = {"adam": {}, "amortized": {"amortize": "encoder", "refine_steps": 2}}
+
+
+class ScriptsInProcess:
+    """Stands in for a run script's ``subprocess`` module (``monkeypatch.setattr(script, "subprocess",
+    ScriptsInProcess())``) where how a process starts is not what a test is about: a command that runs one of
+    the repository's Python scripts (``nmt.py``, ``data/*.py``) runs it in this process, as ``__main__`` with
+    its arguments in ``sys.argv`` (no interpreter and TensorFlow start-up each; an ``nmt.py`` command builds
+    its model from its flags and working directory, as a new process does), its output into the file given
+    as ``stdout``; any other command runs as a process."""
+
+    STDOUT, CalledProcessError, TimeoutExpired = subprocess.STDOUT, subprocess.CalledProcessError, subprocess.TimeoutExpired
+
+    def run(self, command, stdout=None, stderr=None, check=False):
+        command = [str(part) for part in command]
+        script = self._script(command)
+        if script is None:
+            return subprocess.run(command, stdout=stdout, stderr=stderr, check=check)
+        status = self._run_script(command[command.index(script):], stdout or sys.stdout,
+                                  stdout if stdout and stderr == subprocess.STDOUT else sys.stderr)
+        if check and status:
+            raise subprocess.CalledProcessError(status, command)
+        return subprocess.CompletedProcess(command, status)
+
+    def Popen(self, command, stdout=None, stderr=None):  # noqa: N802 (subprocess's name)
+        """The command run to its end at once: a finished process (no time limit can stop it)."""
+        status = self.run(command, stdout, stderr).returncode
+        return types.SimpleNamespace(wait=lambda timeout=None: status)
+
+    @staticmethod
+    def _script(command):
+        """The repository's script that ``command`` (``python [-u] SCRIPT ARGS``) runs, or None."""
+        rest = command[2:] if command[1:2] == ["-u"] else command[1:]
+        if command[0] == sys.executable and rest and rest[0].endswith(".py") and Path(rest[0]).resolve().is_relative_to(ROOT):
+            return rest[0]
+        return None
+
+    @staticmethod
+    def _run_script(argv, out, err):
+        """The exit status of the script ``argv[0]`` run with ``argv``, as ``python`` gives it."""
+        import runpy
+        from unittest import mock
+
+        with signal_handlers_kept(), mock.patch.object(sys, "argv", argv), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            try:
+                runpy.run_path(argv[0], run_name="__main__")
+            except SystemExit as stop:
+                if stop.code is None or isinstance(stop.code, int):
+                    return stop.code or 0
+                print(stop.code, file=sys.stderr)  # sys.exit(message): the message, and status 1
+                return 1
+        return 0

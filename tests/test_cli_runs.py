@@ -43,7 +43,7 @@ def run_files(working_dir):
 def test_start_over_moves_the_old_run_aside(demo_data, tmp_path, capsys):
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
-    run_nmt(*train_args(demo_data, wd, *small))
+    assert train_in_process(*train_args(demo_data, wd, *small)) == 0  # the old run: in this process
     old = run_files(wd)
     bad = [a if not a.startswith("--train_set2") else "--train_set2=missing.de" for a in train_args(demo_data, wd)]
     status, _, err = cli_in_process([*bad, *small, "--start_over"], capsys)
@@ -57,15 +57,18 @@ def test_start_over_moves_the_old_run_aside(demo_data, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, tmp_path):
+def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, tmp_path, capsys):
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--units=8", "--embedding_size=8"]
-    run_nmt(*train_args(demo_data, wd, *small, "--max_epochs=1"))
+    # in this process: the resumed command builds its model from the directory alone, as a new process does
+    assert train_in_process(*train_args(demo_data, wd, *small, "--max_epochs=1")) == 0
     hparams = json.loads((wd / "hparams.json").read_text())
     del hparams["dev_every"]  # as written before --dev_every existed
     (wd / "hparams.json").write_text(json.dumps(hparams))
-    proc = run_nmt(*train_args(demo_data, wd, *small, "--max_epochs=2"))
-    assert "resuming" in proc.stdout and "epoch 2: train ppl" in proc.stdout and "not measured" not in proc.stdout
+    capsys.readouterr()
+    status, out, err = cli_in_process(train_args(demo_data, wd, *small, "--max_epochs=2"), capsys)
+    assert status == 0, err
+    assert "resuming" in out and "epoch 2: train ppl" in out and "not measured" not in out
 
 
 THESIS_TRAINING = ["--do_training", "--embedding_size=128", "--units=256", "--num_layers=2", "--learning_rate=0.001",
@@ -109,7 +112,11 @@ def test_same_seed_same_run(demo_data, tmp_path, capsys):
     runs = []
     for name in ("a", "b"):
         wd = tmp_path / name
-        run_nmt(*train_args(demo_data, wd, "--model=encdec", "--max_epochs=1", "--seed=5", "--dropout=0.3"))
+        command = train_args(demo_data, wd, "--model=encdec", "--max_epochs=1", "--seed=5", "--dropout=0.3")
+        if name == "a":  # a new process, as a user runs it ...
+            run_nmt(*command)
+        else:  # ... and the same command in this one, which has run others before: nothing but the seed counts
+            assert train_in_process(*command) == 0
         testing = ["--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={wd}", "--beam_size=2"]
         assert cli_in_process(testing, capsys)[0] == 0
         stats = json.loads((wd / "training_stats.json").read_text())

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -69,28 +70,49 @@ def exported(request, tmp_path_factory):
     return kind, wd, exports, lines
 
 
-# The fresh process: TensorFlow (and tensorflow_text, whose SentencePiece ops a graph may hold) only.
+# The fresh process: TensorFlow (and tensorflow_text, whose SentencePiece ops a graph may hold) only. It answers
+# each line of requests [(export, signature, lines)] with a line, so that one TensorFlow start-up serves every kind.
 LOADER = """
 import json, sys
 import tensorflow as tf
 import tensorflow_text  # noqa
-requests = json.loads(sys.stdin.read())
-answers = []
-for path, signature, lines in requests:
-    model = tf.saved_model.load(path)
-    out = model.signatures[signature](text=tf.constant(lines, tf.string))
-    answers.append({k: v.numpy().tolist() for k, v in out.items()})
-assert "rnnpb_nmt" not in sys.modules
-print(json.dumps(answers, default=lambda b: b.decode("utf-8")))
+for requests in sys.stdin:
+    answers = []
+    for path, signature, lines in json.loads(requests):
+        model = tf.saved_model.load(path)
+        out = model.signatures[signature](text=tf.constant(lines, tf.string))
+        answers.append({k: v.numpy().tolist() for k, v in out.items()})
+    assert "rnnpb_nmt" not in sys.modules
+    print(json.dumps(answers, default=lambda b: b.decode("utf-8")), flush=True)
 """
 
 
-def in_plain_tensorflow(requests):
-    """The loader's answers to [(export, signature, lines)], from a new interpreter outside the repository."""
-    proc = subprocess.run([sys.executable, "-c", LOADER], input=json.dumps(requests), capture_output=True, text=True,
-                          cwd="/", env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+@pytest.fixture(scope="module")
+def in_plain_tensorflow(tmp_path_factory):
+    """A function giving the loader's answers to [(export, signature, lines)], from a new interpreter outside
+    the repository (one for the module: the kinds' exports are loaded side by side, as a server may)."""
+    err = tmp_path_factory.mktemp("loader") / "stderr"
+    with open(err, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-c", LOADER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr, text=True, cwd="/", env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+
+    def answers(requests):
+        timer = threading.Timer(600, proc.kill)  # a hung loader fails the test instead of the suite
+        timer.start()
+        try:
+            proc.stdin.write(json.dumps(requests) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        finally:
+            timer.cancel()
+        assert line, err.read_text()[-3000:]
+        return json.loads(line)
+
+    try:
+        yield answers
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=600) == 0, err.read_text()[-3000:]
 
 
 def directions(signatures, lines):
@@ -113,7 +135,8 @@ def command_line(wd, k, reverse, lines, capsys, monkeypatch):
 
 
 @pytest.mark.slow
-def test_an_export_translates_in_plain_tensorflow_as_the_command_line(exported, capsys, monkeypatch):
+def test_an_export_translates_in_plain_tensorflow_as_the_command_line(exported, in_plain_tensorflow, capsys,
+                                                                     monkeypatch):
     kind, wd, exports, lines = exported
     info = {k: json.loads((out / export.INFO).read_text()) for k, out in exports.items()}
     signatures = info[1]["signatures"]

@@ -11,7 +11,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.tasks.inflection.alignment import STEP
 from rnnpb_nmt.tasks.inflection.task import InflectionTask, read_examples, source_symbols, split_source
 
-from helpers import SHARED_DATA, cli_in_process, run_nmt
+from helpers import SHARED_DATA, cli_in_process
 
 # Arabic script and transliteration, Georgian, Navajo with precomposed and combining accents.
 SAMPLE = [
@@ -136,14 +136,15 @@ def train_flags(train, dev, working_dir, *extra):
             *extra]
 
 
-@pytest.mark.slow  # trains through the command line
+@pytest.mark.slow  # trains through the command line's entry point (in this process: no TensorFlow start-up each)
 def test_train_resume_then_predict_a_covered_file_in_input_order_and_score_a_full_one(tmp_path, capsys):
     train = write_lines(tmp_path / "train", SAMPLE)
     covered = write_lines(tmp_path / "test-covered", [row[:2] for row in SAMPLE[::-1]])
     wd = tmp_path / "wd"
-    run_nmt(*train_flags(train, train, wd, "--max_epochs=1"))
+    assert cli_in_process(train_flags(train, train, wd, "--max_epochs=1"), capsys)[0] == 0
     vocabularies = [(wd / f"vocab{n}.txt").read_bytes() for n in (1, 2)]
-    assert "resuming" in run_nmt(*train_flags(train, train, wd, "--max_epochs=2")).stdout
+    status, out, _ = cli_in_process(train_flags(train, train, wd, "--max_epochs=2"), capsys)
+    assert status == 0 and "resuming" in out
     assert [(wd / f"vocab{n}.txt").read_bytes() for n in (1, 2)] == vocabularies
     assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
     assert cli_in_process(["--do_testing", f"--test_set={covered}", f"--working_dir={wd}"], capsys)[0] == 0

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from helpers import ROOT, cli_in_process, run_nmt
+from helpers import ROOT, cli_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ EXPECTED = json.loads((FIXTURES / "workdirs_v1.json").read_text())["runs"]
 def test_an_old_working_dir_tests_queries_and_resumes_as_before(name, tmp_path, capsys, monkeypatch):
     wd = tmp_path / name
     shutil.copytree(FIXTURES / f"workdir_{name}_v1", wd)
-    monkeypatch.chdir(ROOT)  # CORPUS is relative to the repository, where run_nmt runs nmt.py
+    monkeypatch.chdir(ROOT)  # CORPUS is relative to the repository
     assert cli_in_process(["--do_testing", f"--test_set={CORPUS}/test.en", f"--working_dir={wd}"], capsys)[0] == 0
     tested = json.loads((wd / "testing_stats.json").read_text())
     assert tested["sentences"] == 8 and tested["bleu"] == pytest.approx(EXPECTED[name]["test_bleu"], abs=1e-6)
@@ -36,8 +36,10 @@ def test_an_old_working_dir_tests_queries_and_resumes_as_before(name, tmp_path, 
                                        monkeypatch=monkeypatch)
     assert status == 0 and answer.count("\n") == 2
 
-    resumed = run_nmt("--do_training", *COMMON, *FLAGS[name], "--max_epochs=3", f"--working_dir={wd}")
-    assert "resuming" in resumed.stdout and "after epoch 2" in resumed.stdout
+    # through the command line's entry point in this process (no TensorFlow start-up), as in test_resume_models.py
+    status, resumed, _ = cli_in_process(["--do_training", *COMMON, *FLAGS[name], "--max_epochs=3", f"--working_dir={wd}"],
+                                        capsys)
+    assert status == 0 and "resuming" in resumed and "after epoch 2" in resumed
     epoch = json.loads((wd / "training_stats.json").read_text())["epochs"][-1]
     assert epoch["epoch"] == 3
     assert epoch["train_perplexity"] == pytest.approx(EXPECTED[name]["epoch3_train_perplexity"], rel=1e-5)

@@ -14,7 +14,9 @@ from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar, words
 from rnnpb_nmt.tasks.question_formation.task import QuestionFormationTask
 
-from helpers import ROOT, SHARED_DATA, TINY_GRAMMAR, cli_in_process, models, run_nmt, tiny_config, translator_of
+from helpers import ROOT, SHARED_DATA, TINY_GRAMMAR, cli_in_process, models, tiny_config, translator_of
+
+from data import generate_questions  # the repository root is on pytest's pythonpath (pytest.ini)
 
 GENERATE = ROOT / "data" / "generate_questions.py"
 QUESTIONS = SHARED_DATA / "question_formation"
@@ -144,7 +146,13 @@ def test_generation_is_deterministic_and_leaves_out_excluded_sentences(tiny):
 
 
 def generate(*flags):
+    """The generator as a user runs it, in a new interpreter."""
     return subprocess.run([sys.executable, str(GENERATE), *map(str, flags)], capture_output=True, text=True)
+
+
+def generated(*flags):
+    """The generator's exit status, run in this process (its files are what is tested, not its process)."""
+    return generate_questions.main([str(flag) for flag in flags])
 
 
 def test_the_generator_writes_line_aligned_sets_without_shared_or_repeated_sentences(tiny, tmp_path):
@@ -153,9 +161,8 @@ def test_the_generator_writes_line_aligned_sets_without_shared_or_repeated_sente
     (shared / "question.gr").write_text(TINY_GRAMMAR)
     taken = "the newt who does sleep does sleep ."
     (shared / "question.gen-covered").write_text(f"{taken} quest\n")
-    proc = generate(f"--out={tmp_path / 'out'}", f"--data_dir={shared}", "--train=30", "--dev=5", "--test=5",
-                    "--gen=5", "--seed=3")
-    assert proc.returncode == 0, proc.stderr
+    assert generated(f"--out={tmp_path / 'out'}", f"--data_dir={shared}", "--train=30", "--dev=5", "--test=5",
+                     "--gen=5", "--seed=3") == 0
     seen = []
     for name, size in [("train", 30), ("dev", 5), ("test", 5), ("gen", 5)]:
         src = (tmp_path / "out" / f"{name}.src").read_text().splitlines()
@@ -164,7 +171,7 @@ def test_the_generator_writes_line_aligned_sets_without_shared_or_repeated_sente
         seen += [line.rsplit(" ", 1)[0] for line in src]
     assert len(set(seen)) == len(seen) and taken not in seen
     again = generate(f"--out={tmp_path / 'again'}", f"--data_dir={shared}", "--train=30", "--dev=5", "--test=5",
-                     "--gen=5", "--seed=3")
+                     "--gen=5", "--seed=3")  # in a new interpreter: the same files
     assert again.returncode == 0
     assert (tmp_path / "again" / "train.src").read_text() == (tmp_path / "out" / "train.src").read_text()
 
@@ -274,14 +281,15 @@ def test_an_attention_model_trains_tests_and_answers_queries_through_the_command
     data = tmp_path / "data"
     shared = tmp_path / "shared"
     shared.mkdir()
-    proc = generate(f"--out={data}", f"--grammar={tiny}", f"--data_dir={shared}", "--train=40", "--dev=8",
-                    "--test=8", "--gen=8")
-    assert proc.returncode == 0, proc.stderr
+    assert generated(f"--out={data}", f"--grammar={tiny}", f"--data_dir={shared}", "--train=40", "--dev=8",
+                     "--test=8", "--gen=8") == 0
     wd = tmp_path / "wd"
-    run_nmt("--do_training", "--task=question_formation", f"--grammar={tiny}", "--model=encdec", "--cell=gru",
-            "--attention=content", "--embedding_size=8", "--units=8", "--num_layers=1", "--batch_size=8",
-            "--max_epochs=1", "--beam_size=2", f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt",
-            f"--dev_set1={data}/dev.src", f"--dev_set2={data}/dev.tgt", f"--working_dir={wd}")
+    status, _, err = cli_in_process([
+        "--do_training", "--task=question_formation", f"--grammar={tiny}", "--model=encdec", "--cell=gru",
+        "--attention=content", "--embedding_size=8", "--units=8", "--num_layers=1", "--batch_size=8",
+        "--max_epochs=1", "--beam_size=2", f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt",
+        f"--dev_set1={data}/dev.src", f"--dev_set2={data}/dev.tgt", f"--working_dir={wd}"], capsys)
+    assert status == 0, err
     saved = json.loads((wd / "hparams.json").read_text())
     assert (saved["cell"], saved["attention"], saved["grammar"]) == ("gru", "content", str(tiny))
     covered = tmp_path / "gen-covered"

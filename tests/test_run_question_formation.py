@@ -13,8 +13,9 @@ import pytest
 from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 
-from helpers import ROOT, TINY_GRAMMAR
+from helpers import ROOT, TINY_GRAMMAR, ScriptsInProcess
 
+import budgeted_runs
 import question_experiments
 import results_table
 import run_question_formation as runner
@@ -80,6 +81,7 @@ class FakeRuns:
 def fake_cell(tmp_path, monkeypatch, gen, **stopping):
     covered = shared_sets(tmp_path / "shared")
     runs = FakeRuns(gen)
+    monkeypatch.setattr(budgeted_runs, "subprocess", ScriptsInProcess())  # the data generator: no new process
     monkeypatch.setattr(runner, "train_within_budget", runs.train_within_budget)
     monkeypatch.setattr(runner, "run_test", runs.run_test)
     monkeypatch.setattr(runner, "machine", lambda: "M")
@@ -186,9 +188,12 @@ def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usag
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.slow  # trains through the command line: two tiny restarts, 8 test runs
+@pytest.mark.slow  # trains through the command line's entry point: two tiny restarts, 8 test runs
 def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_again(tmp_path, monkeypatch):
     covered = shared_sets(tmp_path / "shared")
+    # The runner's commands in this process: its restarts, skips and kept tests are the subject, not how a
+    # process is started (test_budgeted_runs.py); a new process each would cost most of the test's time.
+    monkeypatch.setattr(budgeted_runs, "subprocess", ScriptsInProcess())
     monkeypatch.setattr(runner, "GENERATE", "--seed=1 --train=48 --dev=8 --test=8 --gen=8".split())
     monkeypatch.setattr(question_experiments, "TRAINING", (
         "--do_training --task=question_formation --embedding_size=8 --units=8 --num_layers=1 --batch_size=16 "

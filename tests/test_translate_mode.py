@@ -11,7 +11,7 @@ import pytest
 from rnnpb_nmt import load
 from rnnpb_nmt.errors import UserError
 
-from helpers import ROOT, cli_in_process, raw_corpus, run_nmt, train_args
+from helpers import ROOT, cli_in_process, raw_corpus, train_args, train_in_process
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +20,10 @@ def raw_run(demo_data, tmp_path_factory):
     data = tmp_path_factory.mktemp("raw_data")
     raw_corpus(demo_data, data)
     wd = tmp_path_factory.mktemp("raw_run") / "wd"
-    run_nmt(*train_args(data, wd, "--model=encdec", "--max_epochs=3", "--learning_rate=0.01", "--beam_size=4",
-                        "--tokenize=moses", "--subword=sentencepiece", "--subword_vocab=150"))
+    # in this process (no TensorFlow start-up): the tests are about the run, not its process; train_args[0] is
+    # --do_training, which train_in_process gives
+    train_in_process(*train_args(data, wd, "--model=encdec", "--max_epochs=3", "--learning_rate=0.01", "--beam_size=4",
+                                 "--tokenize=moses", "--subword=sentencepiece", "--subword_vocab=150")[1:])
     return wd, data
 
 
@@ -114,10 +116,10 @@ def test_a_subword_run_resumes_with_its_subword_models(raw_run, tmp_path):
     _, data = raw_run
     wd = tmp_path / "wd"
     args = train_args(data, wd, "--model=encdec", "--tokenize=moses", "--subword=sentencepiece",
-                      "--subword_vocab=150", "--subword_type=bpe")
-    run_nmt(*args, "--max_epochs=1")
+                      "--subword_vocab=150", "--subword_type=bpe")[1:]  # without --do_training: train_in_process's
+    train_in_process(*args, "--max_epochs=1")
     before = [(wd / name).read_bytes() for name in ("subword1.model", "vocab1.txt")]
-    run_nmt("--do_training", f"--working_dir={wd}", "--max_epochs=2")
+    train_in_process(f"--working_dir={wd}", "--max_epochs=2")  # resumed as a new process would: from the directory
     assert [(wd / name).read_bytes() for name in ("subword1.model", "vocab1.txt")] == before
     assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
 
