@@ -86,7 +86,7 @@ def test_deque_worked_example():
 @pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
 def test_gradients_match_finite_differences(kind, final):
     """With ``final``, the reads' backward pass takes the values from the memory after the last
-    step (``memories.read``): the gradients must be the same."""
+    step (``neural_memory.read``): the gradients must be the same."""
     heads, steps, width = len(Memory(kind).heads), 3, 2
     rng = np.random.default_rng(5)
     inputs = [tf.constant(rng.uniform(size=shape)) for shape in
@@ -100,7 +100,7 @@ def test_gradients_match_finite_differences(kind, final):
         for t in range(steps):
             state, r = memory.step(state, d[:, t], u[:, t], v[:, t], (lambda: last["values"]) if final else None)
             total += tf.reduce_sum(r * weights[:, t])
-        last["values"] = state.values
+        last["values"] = tf.transpose(state.values, [0, 2, 1])
         return total
 
     theoretical, numerical = tf.test.compute_gradient(loss, inputs, delta=1e-6)

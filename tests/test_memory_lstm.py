@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnpb_nmt.layers.memory_controller import MemoryLSTM
+from rnnpb_nmt.layers.memory_controller import ControllerState, MemoryLSTM
 
 
 @pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
@@ -123,7 +123,7 @@ def test_operations_are_the_push_and_pop_strengths_each_step_gave_and_change_not
 
 @pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
 def test_whole_sequence_gradients_equal_step_by_step_ones(kind):
-    """``call`` takes its reads' backward values from the final memory (``memories.read``); its
+    """``call`` takes its reads' backward values from the final memory (``neural_memory.read``); its
     gradients, over a source then a target call (training's two) with padding, equal those of the
     plain step-by-step computation, each sequence alone over its real steps."""
     tf.random.set_seed(3)
@@ -155,3 +155,44 @@ def test_whole_sequence_gradients_equal_step_by_step_ones(kind):
     expected = tape.gradient(loss, layer.trainable_variables)
     for got, want, variable in zip(whole(), expected, layer.trainable_variables):
         np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5, err_msg=variable.name)
+
+
+def equations_step(layer, x, state):
+    """One step as §3.4 writes it, from the layer's own pieces: the LSTM on [x_t; r_{t-1}], the
+    four projections of o'_t (Keras Dense layers) and the memory, each product computed apart."""
+    controller_out, lstm = layer.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
+    heads = len(layer.memory.heads)
+    values = tf.reshape(layer.value(controller_out), [-1, heads, layer.memory_width])
+    memory, reads = layer.memory.step(state.memory, layer.push(controller_out), layer.pop(controller_out), values)
+    return layer.out(controller_out), ControllerState(lstm, tf.reshape(reads, [-1, layer.read_size]), memory)
+
+
+@pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
+def test_outputs_and_gradients_equal_the_equations_computed_step_by_step(kind):
+    """``call`` fuses the step's products, computes x's gates before its loop and o_t after it,
+    and has its own backward pass for the products and the reads: the outputs, the final reads
+    and every weight's gradient are those of the plain equations."""
+    tf.random.set_seed(4)
+    layer = MemoryLSTM(6, 4, kind=kind, output_size=5)
+    x, weights = tf.random.normal([3, 6, 7]), tf.random.normal([3, 6, 5])
+    layer(x[:, :1])
+
+    def loss(outputs, final):
+        return tf.reduce_sum(outputs * weights) + tf.reduce_sum(final.read ** 2)
+
+    with tf.GradientTape() as tape:
+        outputs, final = tf.function(layer)(x)
+        fused = loss(outputs, final)
+    got = tape.gradient(fused, layer.trainable_variables)
+    with tf.GradientTape() as tape:
+        state, stepped = layer.initial_state(3, 6), []
+        for t in range(6):
+            out, state = equations_step(layer, x[:, t], state)
+            stepped.append(out)
+        stepped = tf.stack(stepped, axis=1)
+        plain = loss(stepped, state)
+    expected = tape.gradient(plain, layer.trainable_variables)
+    np.testing.assert_allclose(outputs.numpy(), stepped.numpy(), atol=1e-5)
+    np.testing.assert_allclose(final.read.numpy(), state.read.numpy(), atol=1e-5)
+    for g, want, variable in zip(got, expected, layer.trainable_variables):
+        np.testing.assert_allclose(g.numpy(), want.numpy(), atol=1e-5, err_msg=variable.name)

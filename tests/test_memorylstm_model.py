@@ -81,8 +81,8 @@ def test_only_a_per_end_deque_reads_further_back_than_its_last_four_steps_before
     state = layer.initial_state(1, capacity)
     for _ in range(capacity):
         _, state = layer.step(tf.random.normal([1, 2]), state)
-    top_pushes = slice(capacity, capacity + 6)  # memories.py's buffer: step s pushes row capacity + s at the top
-    weight = {end: read_weights(state.memory.strengths, end).numpy()[0, top_pushes].sum() for end in (TOP, BOTTOM)}
+    top_pushes = slice(capacity, capacity + 6)  # neural_memory.py's buffer: step s pushes row capacity + s at the top
+    weight = {end: read_weights(state.memory.strengths, [end]).numpy()[0, 0, top_pushes].sum() for end in (TOP, BOTTOM)}
     if deque_biases == "same":  # both ends push 0.5 and pop 0.27 a step: each reads its last 4 pushes
         assert weight == {TOP: 0.0, BOTTOM: 0.0}
     else:  # top: push 0.5, pop 0.05; bottom: push 0.05, pop 0.27: a queue, read at the bottom

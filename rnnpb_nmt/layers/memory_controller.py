@@ -80,22 +80,46 @@ class MemoryLSTM(tf.keras.layers.Layer):
         must be built (called once, or ``build((None, E))``) and ``state`` made by
         ``initial_state`` with room for every step to come. Where ``active`` (B,) is False the
         memory pushes and pops nothing, so that it stays as it was (``call``'s padding)."""
-        output, state, _ = self._step(x, state, active)
-        return output, state
+        controller_out, state, _ = self._step(self._input_gates(x), state, self._loop_weights(), active)
+        return self.out(controller_out), state
 
-    def _step(self, x, state, active=None, final_values=None):
-        """``step``, and the push and pop strengths it gave the memory (B, 2, H): [d_t, u_t];
-        ``final_values`` as for ``Memory.step``."""
-        controller_out, lstm_state = self.lstm.step(tf.concat([x, state.read], axis=-1), state.lstm)
+    def _input_gates(self, x):
+        """x's share of the LSTM's gates, with the bias: x (..., E) -> (..., 4 units). It does not
+        depend on the memory, so ``call`` computes it for every step at once, before its loop."""
+        kernel = self.lstm.kernels[0]
+        return tf.tensordot(x, kernel[: kernel.shape[0] - self.read_size], 1) + self.lstm.biases[0]
+
+    def _loop_weights(self):
+        """The kernels of the two products a step computes, each with its transpose for the backward
+        pass (``_times``), made once per sequence: [r_{t-1}; h_{t-1}] -> the LSTM's gates and
+        o'_t -> [d_t; u_t; v_t] (with the bias of the latter). One product each instead of two,
+        or three, per step."""
+        kernel = self.lstm.kernels[0]
+        recurrent = tf.concat([kernel[kernel.shape[0] - self.read_size:], self.lstm.recurrent_kernels[0]], 0)
+        heads = (self.push, self.pop, self.value)
+        memory = tf.concat([dense.kernel for dense in heads], 1)
+        return ((recurrent, tf.transpose(recurrent)), (memory, tf.transpose(memory)),
+                tf.concat([dense.bias for dense in heads], 0))
+
+    def _step(self, input_gates, state, weights, active=None, final_values=None):
+        """One step from x_t's ``input_gates`` with the ``_loop_weights``: (o'_t, H_t, the push and
+        pop strengths it gave the memory (B, 2, H): [d_t, u_t]); ``final_values`` as for
+        ``Memory.step``."""
+        recurrent, memory_kernel, memory_bias = weights
+        h, c = state.lstm[0]
+        recurrent_gates = _times(tf.concat([state.read, h], axis=-1), *recurrent)
+        controller_out, c = self.lstm.cell.step(input_gates, recurrent_gates, (h, c))
         heads = len(self.memory.heads)
-        values = tf.reshape(self.value(controller_out), [-1, heads, self.memory_width])
-        push, pop = self.push(controller_out), self.pop(controller_out)
+        projected = _times(controller_out, *memory_kernel) + memory_bias
+        push, pop, values = tf.split(projected, [heads, heads, heads * self.memory_width], axis=-1)
+        push, pop = tf.sigmoid(push), tf.sigmoid(pop)
+        values = tf.reshape(tf.tanh(values), [-1, heads, self.memory_width])
         if active is not None:
             on = tf.cast(active, push.dtype)[:, None]
             push, pop = push * on, pop * on
         memory, reads = self.memory.step(state.memory, push, pop, values, final_values)
         read = tf.reshape(reads, [-1, self.read_size])
-        return self.out(controller_out), ControllerState(lstm_state, read, memory), tf.stack([push, pop], axis=1)
+        return controller_out, ControllerState([(controller_out, c)], read, memory), tf.stack([push, pop], axis=1)
 
     def call(self, inputs, mask=None, initial_state=None, operations=False):
         """Run over whole sequences: inputs (B, T, E), mask (B, T) bool where False steps (padding)
@@ -105,12 +129,17 @@ class MemoryLSTM(tf.keras.layers.Layer):
         0 on padding, to see how a controller uses its memory."""
         batch, steps = tf.shape(inputs)[0], tf.shape(inputs)[1]
         state = initial_state if initial_state is not None else self.initial_state(batch, steps)
-        time_major = tf.transpose(inputs, [1, 0, 2])
+        # x's gates, read step by step from an array: its gradient is one (B, 4 units) a step,
+        # where a slice's would be a whole (T, B, 4 units) tensor of zeros around it.
+        input_gates = self._input_gates(tf.transpose(inputs, [1, 0, 2]))
+        input_gates = tf.TensorArray(input_gates.dtype, size=steps).unstack(input_gates)
+        weights = self._loop_weights()
         time_mask = None if mask is None else tf.transpose(mask)
 
         # A while loop rather than tf.scan: scan would stack the state of every step, and the
         # memory alone is (B, T, m) per step. For the same reason the reads' backward pass takes
-        # the memory's values from the final state (``memories.read``), filled in after the loop.
+        # the memory's values from the final state (``neural_memory.read``), filled in (transposed)
+        # after the loop.
         final_memory = {}
 
         def final_values():
@@ -118,7 +147,7 @@ class MemoryLSTM(tf.keras.layers.Layer):
 
         def body(t, state, outputs, ops):
             active = None if time_mask is None else time_mask[t]
-            output, new, step_ops = self._step(time_major[t], state, active, final_values)
+            output, new, step_ops = self._step(input_gates.read(t), state, weights, active, final_values)
             if time_mask is not None:
                 new = _keep_where_inactive(time_mask[t], new, state)
             return t + 1, new, outputs.write(t, output), ops.write(t, step_ops) if operations else ops
@@ -128,11 +157,27 @@ class MemoryLSTM(tf.keras.layers.Layer):
         ops = tf.TensorArray(inputs.dtype, size=steps if operations else 0)
         _, final, outputs, ops = tf.while_loop(lambda t, *_: t < steps, body,
                                                (tf.constant(0), state, outputs, ops))
-        final_memory["values"] = final.memory.values
-        outputs = tf.transpose(outputs.stack(), [1, 0, 2])
+        final_memory["values"] = tf.transpose(final.memory.values, [0, 2, 1])
+        # o_t does not feed back: the output projection runs once, after the loop.
+        outputs = self.out(tf.transpose(outputs.stack(), [1, 0, 2]))
         if operations:
             return outputs, final, tf.transpose(ops.stack(), [1, 0, 2, 3])
         return outputs, final
+
+
+def _times(a, w, w_t):
+    """a @ w, whose backward pass multiplies by ``w_t``, w's transpose made once per sequence:
+    matmul's own gradient multiplies by the transpose of the stored w, which on CPU takes several
+    times as long as by a stored matrix (with a (10, 1024) gradient and a (576, 1024) w, a quarter
+    of a DeQue-LSTM's training step). Only the backward pass uses ``w_t``, so that a graph without
+    one (inference) leaves it out."""
+    @tf.custom_gradient
+    def product(a, w):
+        def gradient(upstream):
+            return tf.matmul(upstream, w_t), tf.matmul(a, upstream, transpose_a=True)
+        return tf.matmul(a, w), gradient
+
+    return product(a, w)
 
 
 def _per_head(bias, heads):

@@ -76,38 +76,43 @@ def strength_beyond(strengths, end):
 
 
 def pop(strengths, u, end):
-    """Remove strength ``u`` (B,) from ``end``, nearest rows first (eq. 2, 4, 7, 8):
+    """Remove strength ``u`` (B, 1) from ``end``, nearest rows first (eq. 2, 4, 7, 8):
     s[i] <- max(0, s[i] - max(0, u - strength_beyond(s)[i]))."""
-    return tf.nn.relu(strengths - tf.nn.relu(u[:, None] - strength_beyond(strengths, end)))
+    return tf.nn.relu(strengths - tf.nn.relu(u - strength_beyond(strengths, end)))
 
 
 def read(weights, values, final_values=None):
     """The reads (B, H, m) of heads with ``weights`` (B, H, rows) from ``values`` (B, rows, m).
 
     ``final_values``, if given, is a callable returning the buffer after the sequence's last step,
-    called only by the backward pass, whose gradient of the weights it computes from it rather than
-    from ``values``, so that ``values`` is not kept for the backward pass. The two buffers differ
-    only in rows written after this step, whose strength is 0 here; their weights' gradients then
-    differ, but go nowhere: read_weights' min(s, .) sends a gradient only to s where s <= the other
-    argument (always, at s = 0), and such an s is a relu at 0 of ``pop`` plus a push of 0 (its
-    row was not written), which send none on. The gradients are the same as without it."""
+    transposed (B, m, rows), called only by the backward pass, whose gradient of the weights it
+    computes from it rather than from ``values``, so that ``values`` is not kept for the backward
+    pass. (Transposed once per sequence: on CPU a product by the transpose of a stored matrix,
+    which this one would otherwise be, takes several times as long as by a stored one.) The two
+    buffers differ only in rows written after this step, whose strength is 0 here; their weights'
+    gradients then differ, but go nowhere: read_weights' min(s, .) sends a gradient only to s
+    where s <= the other argument (always, at s = 0), and such an s is a relu at 0 of ``pop`` plus
+    a push of 0 (its row was not written), which send none on. The gradients are the same as
+    without it."""
     if final_values is None:
         return tf.einsum("bhn,bnm->bhm", weights, values)
 
     @tf.custom_gradient
     def reads(w, v):
         def gradient(upstream):
-            return (tf.einsum("bhm,bnm->bhn", upstream, final_values()),
+            return (tf.einsum("bhm,bmn->bhn", upstream, final_values()),
                     tf.einsum("bhn,bhm->bnm", w, upstream))
         return tf.einsum("bhn,bnm->bhm", w, v), gradient
 
     return reads(weights, values)
 
 
-def read_weights(strengths, end):
-    """How much of each row a read from ``end`` takes: a total of at most 1, nearest rows first
-    (the weights of eq. 3, 5, 10, 11): min(s[i], max(0, 1 - strength_beyond(s)[i]))."""
-    return tf.minimum(strengths, tf.nn.relu(1.0 - strength_beyond(strengths, end)))
+def read_weights(strengths, ends):
+    """How much of each row a read from each of ``ends`` takes (B, len(ends), rows): a total of at
+    most 1, nearest rows first (the weights of eq. 3, 5, 10, 11):
+    min(s[i], max(0, 1 - strength_beyond(s)[i])), for all ends in one pass."""
+    beyond = tf.stack([strength_beyond(strengths, end) for end in ends], axis=1)
+    return tf.minimum(strengths[:, None], tf.nn.relu(1.0 - beyond))
 
 
 class Memory:
@@ -135,9 +140,9 @@ class Memory:
     def step(self, state, d, u, v, final_values=None):
         """One time step: all pops (in head order: the deque pops its top first, eq. 7-8), then
         all pushes (eq. 1, 9), then the reads from the new strengths."""
-        values, strengths = state.values, state.strengths
-        for h, head in enumerate(self.heads):
-            strengths = pop(strengths, u[:, h], head.pop)
+        strengths = state.strengths
+        for head, head_u in zip(self.heads, tf.split(u, len(self.heads), axis=1)):
+            strengths = pop(strengths, head_u, head.pop)
         rows = tf.shape(strengths)[1]
         capacity = rows // 2 if self.two_sided else rows
         tf.debugging.assert_less(state.step, capacity, message="memory full: initial_state's capacity is too small")
@@ -145,9 +150,10 @@ class Memory:
         # The values, the step's largest tensor, are copied once by the scatter (whose gradient
         # passes theirs through untouched) and read once by all heads' reads together.
         written = tf.stack([self._push_row(head.push, state.step, capacity) for head in self.heads])
-        strengths += tf.einsum("hn,bh->bn", tf.one_hot(written, rows, dtype=strengths.dtype), d)
-        values = tf.tensor_scatter_nd_add(values, _row_indices(tf.shape(values)[0], written), v)
-        weights = tf.stack([read_weights(strengths, head.pop) for head in self.heads], axis=1)
+        indices = _row_indices(tf.shape(v)[0], written)
+        strengths = tf.tensor_scatter_nd_add(strengths, indices, d)
+        values = tf.tensor_scatter_nd_add(state.values, indices, v)
+        weights = read_weights(strengths, [head.pop for head in self.heads])
         return MemoryState(values, strengths, state.step + 1), read(weights, values, final_values)
 
     def _push_row(self, end, step, capacity):
@@ -158,6 +164,6 @@ class Memory:
 
 
 def _row_indices(batch, rows):
-    """(B, H, 2) indices of row ``rows[h]`` of every sequence b, for a scatter into (B, rows, m)."""
+    """(B, H, 2) indices of row ``rows[h]`` of every sequence b, for a scatter into (B, rows, ...)."""
     heads = tf.shape(rows)[0]
     return tf.stack([tf.tile(tf.range(batch)[:, None], [1, heads]), tf.tile(rows[None, :], [batch, 1])], axis=-1)
