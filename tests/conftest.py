@@ -114,14 +114,29 @@ def setup(demo_data):
     return trainer, corpus
 
 
+@pytest.fixture(scope="session")
+def trained_by_mode():
+    """``trained``'s models by recognition mode, each trained when a module first needs it: the
+    modules run by one process (test_joint_rerank.py, test_pb_diagnostics.py) share them, and leave
+    them as trained."""
+    return {}
+
+
 @pytest.fixture(scope="module", params=sorted(RECOGNITION_MODES))
-def trained(request):
+def trained(request, trained_by_mode):
     """A tiny bound model of each recognition mode, trained for a few epochs, and test sources."""
+    if request.param not in trained_by_mode:
+        trained_by_mode[request.param] = train_bound(request.param)
+    return trained_by_mode[request.param]
+
+
+def train_bound(mode):
+    """``trained``'s model of recognition mode ``mode`` (its seeds fixed: the same in every process)."""
     from rnnpb_nmt.train.step import Trainer
 
     src, tgt = reversal_corpus(64)
     trainer = Trainer(bound_model(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
-                                  embedding_size=8, units=16, beam_size=TRAINED_BEAM, **RECOGNITION_MODES[request.param]))
+                                  embedding_size=8, units=16, beam_size=TRAINED_BEAM, **RECOGNITION_MODES[mode]))
     for epoch in range(4):
         for batch in trainer.dataset("parallel", src, tgt, epoch):
             trainer.train_step(batch)

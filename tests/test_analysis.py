@@ -2,6 +2,7 @@
 
 import glob
 import json
+import shutil
 import sys
 
 import numpy as np
@@ -72,7 +73,13 @@ def load_checkpoint_tables(working_dir):
 
 
 @pytest.fixture(scope="module")
-def analysed(trained_rnnpb, monkeypatch_module):
+def analysed_run(trained_rnnpb, tmp_path_factory):
+    """A copy of the shared bound run, for --analyze to write its analysis/ into."""
+    return shutil.copytree(trained_rnnpb, tmp_path_factory.mktemp("analysed") / "wd")
+
+
+@pytest.fixture(scope="module")
+def analysed(analysed_run, monkeypatch_module):
     """Runs --analyze in process, recording each saved figure's title and axis labels."""
     figures = {}
     save = plots.save
@@ -82,8 +89,8 @@ def analysed(trained_rnnpb, monkeypatch_module):
         return save(fig, out_dir, name)
 
     monkeypatch_module.setattr(plots, "save", recording_save)
-    model = workdir.load_model(str(trained_rnnpb), models())
-    return analysis.analyze(translator_of(model), TranslationTask(), str(trained_rnnpb), log=lambda *_: None), figures
+    model = workdir.load_model(str(analysed_run), models())
+    return analysis.analyze(translator_of(model), TranslationTask(), str(analysed_run), log=lambda *_: None), figures
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +99,9 @@ def monkeypatch_module():
         yield mp
 
 
-def test_analyze_writes_every_figure_with_titles_and_labels(trained_rnnpb, analysed):
+def test_analyze_writes_every_figure_with_titles_and_labels(analysed_run, analysed):
     summary, figures = analysed
-    out = trained_rnnpb / "analysis"
+    out = analysed_run / "analysis"
     assert sorted(summary["figures"].values()) == sorted(figures) == [
         "fig5_1_trained_vs_recognised.png", "fig5_2_perplexity.png", "fig5_3_bound_pairs.png",
         "fig5_4_recognition_paths.png"]
@@ -136,7 +143,8 @@ def test_hard_binding_has_bound_distance_and_ratio_zero(tmp_path, demo_data):
     assert (tmp_path / "fig5_3_bound_pairs.png").is_file()
 
 
-def test_seq2seq_analysis_has_the_generic_figures_only(trained_encdec, capsys):
-    assert cli_in_process(["--analyze", f"--working_dir={trained_encdec}"], capsys)[0] == 0
-    summary = json.loads((trained_encdec / "analysis" / "summary.json").read_text())
+def test_seq2seq_analysis_has_the_generic_figures_only(trained_encdec, capsys, tmp_path):
+    wd = shutil.copytree(trained_encdec, tmp_path / "wd")  # --analyze writes into it: the shared run stays as trained
+    assert cli_in_process(["--analyze", f"--working_dir={wd}"], capsys)[0] == 0
+    summary = json.loads((wd / "analysis" / "summary.json").read_text())
     assert list(summary["figures"].values()) == ["fig5_2_perplexity.png"] and len(summary["translations"]) == 10

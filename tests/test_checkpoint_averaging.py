@@ -19,7 +19,7 @@ from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
 from rnnpb_nmt.train.stats import EpochRecord, RunStatistics
 
-from helpers import ROOT, cli_in_process, models, run_nmt, train_args, untrained_working_dir
+from helpers import ROOT, cli_in_process, models, train_args, train_in_process, untrained_working_dir
 
 
 def rows(*measures, key="dev_perplexity"):
@@ -267,10 +267,11 @@ def test_a_resumed_run_keeps_the_epochs_of_the_uninterrupted_one(setup, tmp_path
         np.testing.assert_allclose(got[key], value, atol=1e-6, err_msg=str(key))
 
 
-@pytest.mark.slow  # trains through the command line
+@pytest.mark.slow  # trains through the command line's entry point
 def test_the_flags_keep_average_and_refuse_through_the_command_line(demo_data, tmp_path, capsys, monkeypatch):
     wd = tmp_path / "wd"
-    run_nmt(*train_args(demo_data, wd, "--model=encdec", "--seed=3", "--max_epochs=3", "--keep_checkpoints=2"))
+    train_in_process(*train_args(demo_data, wd, "--model=encdec", "--seed=3", "--max_epochs=3", "--keep_checkpoints=2"))
+    capsys.readouterr()  # the training's log: the query's output is what is read below
     assert json.loads((wd / "hparams.json").read_text())["keep_checkpoints"] == 2
     assert {p.name.split(".")[0] for p in (wd / "epochs").iterdir()} >= {"epoch-2", "epoch-3"}
     status, answer, err = cli_in_process(["--query=-", f"--working_dir={wd}", "--average_checkpoints=2"], capsys,

@@ -15,21 +15,27 @@ def tokens(id_arrays):
     return [VOCAB.decode(ids) for ids in id_arrays]
 
 
-def translation_bleu(model, pairs):
-    hypotheses = translator_of(model).translate([s for s, _ in pairs])
+@pytest.fixture(scope="module")
+def translator(trained):
+    """The trained model's translator, shared by the module's tests: its search is traced once."""
+    return translator_of(trained[0])
+
+
+def translation_bleu(translator, pairs):
+    hypotheses = translator.translate([s for s, _ in pairs])
     return bleu([" ".join(h) for h in hypotheses], [" ".join(t) for _, t in pairs])
 
 
-def test_the_source_only_row_is_the_models_own_translation_and_the_ceiling_is_a_bleu(trained):  # noqa: F811
+def test_the_source_only_row_is_the_models_own_translation_and_the_ceiling_is_a_bleu(trained, translator):  # noqa: F811
     model, test = trained
     src, tgt = reversal_corpus(12, seed=1)
     pairs = list(zip(tokens(src), tokens(tgt)))
     scores = analysis.ceiling(model, pairs)
     assert scores["ceiling_sentences"] == 12 and 0 <= scores["ceiling_bleu_pair_pb"] <= 100
-    assert scores["ceiling_bleu_source_pb"] == pytest.approx(translation_bleu(model, pairs), abs=1e-6)
+    assert scores["ceiling_bleu_source_pb"] == pytest.approx(translation_bleu(translator, pairs), abs=1e-6)
 
 
-def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_against_them(trained):  # noqa: F811
+def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_against_them(trained, translator):  # noqa: F811
     model, _ = trained
     if model.pbs is None:
         pytest.skip("--amortize has no stored PBs")
@@ -37,7 +43,7 @@ def test_stored_pbs_decode_training_pairs_and_recognised_ones_are_measured_again
     pairs = list(zip(tokens(src), tokens(tgt)))[:16]
     scores = analysis.stored_vs_recognised(model, pairs)
     assert scores["stored_sentences"] == 16
-    assert scores["stored_bleu_recognised_pb"] == pytest.approx(translation_bleu(model, pairs), abs=1e-6)
+    assert scores["stored_bleu_recognised_pb"] == pytest.approx(translation_bleu(translator, pairs), abs=1e-6)
     stored = model.trained_pbs(range(16), side="b")
     assert scores["stored_pb_b_mean_norm"] == pytest.approx(np.linalg.norm(stored, axis=1).mean(), rel=1e-5)
     assert scores["recognised_vs_stored_b_binding_ratio"] == pytest.approx(

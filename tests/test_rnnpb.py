@@ -1,6 +1,7 @@
 """The bound RNNPB: PB tables, binding, regularisers, recognition and translation both ways."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from rnnpb_nmt.train import workdir
 
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import (SHARED_DATA, VOCAB, cli_in_process, first_batch, make_model, models, random_corpus, run_nmt, tiny_config,
-                     train_args, translator_of)
+from helpers import (SHARED_DATA, VOCAB, cli_in_process, first_batch, make_model, models, random_corpus, tiny_config,
+                     train_args, train_in_process, translator_of)
 
 
 def trainer_for(model, src, tgt=None):
@@ -207,15 +208,16 @@ def test_recognition_clips_each_gradient_at_recog_clip(trained):
         config.training.gradient_clip
 
 
-def test_translation_both_ways(trained_rnnpb, demo_data, capsys):
+def test_translation_both_ways(trained_rnnpb, demo_data, capsys, tmp_path):
+    wd = shutil.copytree(trained_rnnpb, tmp_path / "wd")  # testing writes into it: the shared run stays as trained
     assert cli_in_process(["--do_testing", f"--test_set={demo_data}/test.de", "--reverse_translation",
-                           f"--working_dir={trained_rnnpb}"], capsys)[0] == 0
-    stats = json.loads((trained_rnnpb / "testing_stats.json").read_text())
+                           f"--working_dir={wd}"], capsys)[0] == 0
+    stats = json.loads((wd / "testing_stats.json").read_text())
     assert stats["direction"] == "B->A" and stats["reference"].endswith("test.en") and "bleu" in stats
-    lines = (trained_rnnpb / "test_trans.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    lines = (wd / "test_trans.txt").read_text(encoding="utf-8").split("\n")[:-1]
     assert len(lines) == 30
-    de_words = set(workdir.Vocabulary.load(str(trained_rnnpb / "vocab2.txt")).itos[4:])
-    en_words = set(workdir.Vocabulary.load(str(trained_rnnpb / "vocab1.txt")).itos[4:])
+    de_words = set(workdir.Vocabulary.load(str(wd / "vocab2.txt")).itos[4:])
+    en_words = set(workdir.Vocabulary.load(str(wd / "vocab1.txt")).itos[4:])
     produced = {w for line in lines for w in line.split()}
     assert produced <= en_words | {"<unk>"} and not produced & (de_words - en_words)
 
@@ -245,9 +247,9 @@ def test_autoencoder_regenerates_memorised_sentences_exactly():
 @pytest.mark.slow
 def test_monolingual_batches_train_their_own_pb_rows(demo_data, tmp_path):
     wd = tmp_path / "mono"
-    run_nmt(*train_args(demo_data, wd, "--model=rnnpbnmt", "--bind_hard", "--num_PB=8", "--max_epochs=1",
-                        "--max_recog_epochs=5", f"--mono_set1={demo_data}/dev.en", f"--mono_set2={demo_data}/dev.de",
-                        "--p_mono=0.5"))
+    train_in_process(*train_args(demo_data, wd, "--model=rnnpbnmt", "--bind_hard", "--num_PB=8", "--max_epochs=1",
+                                 "--max_recog_epochs=5", f"--mono_set1={demo_data}/dev.en",
+                                 f"--mono_set2={demo_data}/dev.de", "--p_mono=0.5"))
     model = workdir.load_model(str(wd), models())
     assert model.config.data.num_mono1 == 40 and model.config.data.num_mono2 == 40
     row = json.loads((wd / "training_stats.json").read_text())["epochs"][0]

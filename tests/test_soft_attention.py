@@ -17,8 +17,8 @@ from rnnpb_nmt.tasks.inflection.task import InflectionTask, source_symbols
 from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
 
-from helpers import SYNTHETIC_LEMMAS, held_out_inflection, inflection_examples, models, run_nmt, stepped_cross_entropy
-from helpers import cli_in_process, tiny_config
+from helpers import SYNTHETIC_LEMMAS, held_out_inflection, inflection_examples, models, stepped_cross_entropy
+from helpers import cli_in_process, tiny_config, train_in_process
 
 SOFT = dict(model="encdec", task="inflection", inflection_target="form", attention="content",
             attention_style="luong", bidirectional=True, beam_size=1, max_trans_ratio=3.0)
@@ -132,7 +132,7 @@ def test_a_tiny_soft_model_learns_a_synthetic_inflection_rule_exactly():
     assert accuracy == 1.0, wrong
 
 
-@pytest.mark.slow  # trains through the command line
+@pytest.mark.slow  # trains through the command line's entry point
 def test_a_covered_file_gets_lemma_features_prediction_lines_in_its_order(tmp_path, capsys):
     rows = inflection_examples(SYNTHETIC_LEMMAS[:20])
     full = tmp_path / "train"
@@ -140,10 +140,10 @@ def test_a_covered_file_gets_lemma_features_prediction_lines_in_its_order(tmp_pa
     covered = tmp_path / "test-covered"
     covered.write_text("".join(f"{lemma}\t{','.join(tags)}\n" for lemma, tags, _ in rows[::-3]), encoding="utf-8")
     wd = tmp_path / "wd"
-    run_nmt("--do_training", "--task=inflection", "--inflection_target=form", "--model=encdec", "--attention=content",
-            "--attention_style=luong", "--bidirectional", "--embedding_size=8", "--units=8", "--num_layers=1",
-            "--batch_size=16", "--beam_size=1", "--max_trans_ratio=3", "--max_epochs=1", f"--train_set1={full}",
-            f"--dev_set1={full}", f"--working_dir={wd}")
+    train_in_process("--task=inflection", "--inflection_target=form", "--model=encdec", "--attention=content",
+                     "--attention_style=luong", "--bidirectional", "--embedding_size=8", "--units=8", "--num_layers=1",
+                     "--batch_size=16", "--beam_size=1", "--max_trans_ratio=3", "--max_epochs=1",
+                     f"--train_set1={full}", f"--dev_set1={full}", f"--working_dir={wd}")
     assert cli_in_process(["--do_testing", f"--test_set={covered}", f"--working_dir={wd}"], capsys)[0] == 0
     lines = (wd / "test_trans.txt").read_text(encoding="utf-8").splitlines()
     inputs = covered.read_text(encoding="utf-8").splitlines()

@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -84,11 +85,28 @@ def test_damaged_statistics_or_state_refuse_to_resume(setup, tmp_path, stats, me
         training.train(make_trainer(), corpus, str(tmp_path), log=lambda _: None)
 
 
+@pytest.fixture(scope="module")
+def first_epochs():
+    """The module's cache of ``first_epoch``'s run."""
+    return {}
+
+
+@pytest.fixture
+def first_epoch(setup, first_epochs, tmp_path_factory):
+    """A run of ``setup``'s trainer stopped after epoch 1, trained once for the module's tests
+    (each resumes a copy), then moved: the path it was trained at no longer exists."""
+    if "run" not in first_epochs:
+        make_trainer, corpus = setup
+        trained_at = tmp_path_factory.mktemp("first_epoch") / "trained_here"
+        training.train(make_trainer(max_epochs=1), corpus, str(trained_at), log=lambda _: None)
+        first_epochs["run"] = trained_at.rename(trained_at.with_name("moved_from_there"))
+    return first_epochs["run"]
+
+
 @pytest.mark.slow  # trains and resumes
-def test_a_moved_working_dir_resumes(setup, tmp_path):
+def test_a_moved_working_dir_resumes(setup, first_epoch, tmp_path):
     make_trainer, corpus = setup
-    training.train(make_trainer(max_epochs=1), corpus, str(tmp_path / "first"), log=lambda _: None)
-    os.rename(tmp_path / "first", tmp_path / "moved")
+    shutil.copytree(first_epoch, tmp_path / "moved")
     lines = []
     stats = training.train(make_trainer(max_epochs=2), corpus, str(tmp_path / "moved"), log=lines.append)
     assert lines[0] == f"resuming {tmp_path / 'moved'} after epoch 1" and len(stats["epochs"]) == 2
@@ -109,11 +127,11 @@ def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(
 
 
 @pytest.mark.slow  # trains two epochs
-def test_a_failed_statistics_write_keeps_the_last_epoch_resumable(setup, tmp_path, monkeypatch):
+def test_a_failed_statistics_write_keeps_the_last_epoch_resumable(setup, first_epoch, tmp_path, monkeypatch):
     """A full disk injected through the project's own I/O layer: training_stats.json cannot be
     written once epoch 2's state checkpoint is saved (tests/test_failed_writes.py fills a real disk)."""
     make_trainer, corpus = setup
-    training.train(make_trainer(max_epochs=1), corpus, str(tmp_path), log=lambda _: None)
+    shutil.copytree(first_epoch, tmp_path, dirs_exist_ok=True)
     saved = (tmp_path / "training_stats.json").read_bytes()
 
     def full_disk(path, obj):
