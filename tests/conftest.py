@@ -12,8 +12,8 @@ import pytest
 from hypothesis import settings
 from xdist.scheduler import LoadFileScheduling
 
-from helpers import (RECOGNITION_MODES, SHARED_DATA, TRAINED_BEAM, bound_model, models, reversal_corpus, run_nmt,
-                     tiny_config, train_args)
+from helpers import (RECOGNITION_MODES, SHARED_DATA, TRAINED_BEAM, bound_model, models, reversal_corpus,
+                     tiny_config, train_args, train_in_process)
 
 from data import generate_demo  # the repository root is on pytest's pythonpath (pytest.ini)
 
@@ -79,17 +79,17 @@ def demo_data(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def trained_encdec(demo_data, tmp_path_factory):
-    """A seq-to-seq model trained briefly through the command line."""
+    """A seq-to-seq model trained briefly by the command line's code, in this process."""
     wd = tmp_path_factory.mktemp("encdec") / "wd"
-    run_nmt(*train_args(demo_data, wd, "--model=encdec", "--reverse_source", "--max_epochs=4", "--learning_rate=0.01"))
+    train_in_process(*train_args(demo_data, wd, "--model=encdec", "--reverse_source", "--max_epochs=4", "--learning_rate=0.01"))
     return wd
 
 
 @pytest.fixture(scope="session")
 def trained_rnnpb(demo_data, tmp_path_factory):
-    """A bound RNNPB (soft binding) trained briefly through the command line."""
+    """A bound RNNPB (soft binding) trained briefly by the command line's code, in this process."""
     wd = tmp_path_factory.mktemp("rnnpb") / "wd"
-    run_nmt(*train_args(demo_data, wd, "--model=rnnpbnmt", "--num_PB=16", "--binding_strength=1.0",
+    train_in_process(*train_args(demo_data, wd, "--model=rnnpbnmt", "--num_PB=16", "--binding_strength=1.0",
                         "--max_epochs=2", "--max_recog_epochs=10", "--dropout=0.2", "--sigma=0.1",
                         "--monitor_every=2", "--monitor_sentences=10"))
     return wd
