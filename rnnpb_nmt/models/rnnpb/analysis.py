@@ -18,6 +18,8 @@ in B, and ask whether each sentence's nearest PB in the other language is its tr
 (bitext retrieval, ``rnnpb_nmt.metrics.bitext_retrieval``).
 """
 
+import weakref
+
 import numpy as np
 import tensorflow as tf
 
@@ -64,10 +66,28 @@ def _batches(model, sources, targets=None, source_vocab=None):
                         batch_size=model.config.inference.test_batch_size)
 
 
+# model -> {(what, ..., its configuration): compiled function}. Tracing one costs seconds, a call
+# little, and one --analyze calls each several times (the ceiling and the stored-PB rows decode
+# twice each); the configuration is in the key because a function reads it when it is traced.
+# The functions hold their model, so an entry lasts as long as the process (one model for the
+# command line); weak keys only keep a model's id from ever naming another model's functions.
+_COMPILED = weakref.WeakKeyDictionary()
+
+
+def _compiled(model, key, make):
+    """The compiled function ``make()`` of ``model`` for ``key``, made once per configuration."""
+    functions = _COMPILED.setdefault(model, {})
+    key = (key, model.config)
+    if key not in functions:
+        functions[key] = make()
+    return functions[key]
+
+
 def source_pbs(model, sources, reverse=False):
     """PBs (N, num_PB) of source sentences as translation recognises them (A alone; B alone when
     ``reverse``: sentences of B's language, as B->A translation recognises them)."""
-    fn = tf.function(lambda src: model.recognize(src, reverse)["pb"], input_signature=[TOKENS])
+    fn = _compiled(model, ("recognize", reverse),
+                   lambda: tf.function(lambda src: model.recognize(src, reverse)["pb"], input_signature=[TOKENS]))
     vocab = model.vocab2 if reverse else model.vocab1
     return np.concatenate([fn(b["src"]).numpy() for b in _batches(model, sources, source_vocab=vocab)])
 
@@ -82,7 +102,8 @@ def interlingua(model, pairs):
 
 def pair_pbs(model, pairs):
     """PBs (N, num_PB) recognised from each (source, target) pair together: min_p L_A + L_B."""
-    fn = tf.function(lambda src, tgt: joint.joint_objective(model, src, tgt, 1.0)[1], input_signature=[TOKENS, TOKENS])
+    fn = _compiled(model, "joint", lambda: tf.function(lambda src, tgt: joint.joint_objective(model, src, tgt, 1.0)[1],
+                                                      input_signature=[TOKENS, TOKENS]))
     batches = _batches(model, [s for s, _ in pairs], [t for _, t in pairs])
     return np.concatenate([fn(b["src"], b["tgt"]).numpy() for b in batches])
 
@@ -91,9 +112,10 @@ def decode_bleu(model, pbs, pairs):
     """BLEU (multi-bleu on tokenized text) of B's beam search from PBs ``pbs`` against the
     targets of ``pairs``, with the translation settings (beam, length cap from the source)."""
     inference, lm = model.config.inference, model.lm_b
-    fn = tf.function(lambda pb, lengths: search.beam_search(lm.step, lm.start_state(pb), lengths, inference.beam_size,
-                                                            inference.length_penalty)[0],
-                     input_signature=[tf.TensorSpec([None, pbs.shape[1]], tf.float32), tf.TensorSpec([None], tf.int32)])
+    fn = _compiled(model, ("decode", pbs.shape[1]), lambda: tf.function(
+        lambda pb, lengths: search.beam_search(lm.step, lm.start_state(pb), lengths, inference.beam_size,
+                                               inference.length_penalty)[0],
+        input_signature=[tf.TensorSpec([None, pbs.shape[1]], tf.float32), tf.TensorSpec([None], tf.int32)]))
     size, outputs = inference.test_batch_size, []
     lengths = np.maximum(1, np.ceil(inference.max_trans_ratio * np.array([len(s) for s, _ in pairs]))).astype(np.int32)
     for start in range(0, len(pairs), size):
