@@ -120,9 +120,14 @@ def test_same_seed_same_run(demo_data, tmp_path, capsys):
         testing = ["--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={wd}", "--beam_size=2"]
         assert cli_in_process(testing, capsys)[0] == 0
         stats = json.loads((wd / "training_stats.json").read_text())
-        runs.append(([(e["train_perplexity"], e["dev_perplexity"]) for e in stats["epochs"]],
-                     (wd / "test_trans.txt").read_text()))
-    assert runs[0] == runs[1]
+        runs.append(([e["train_perplexity"] for e in stats["epochs"]], (wd / "test_trans.txt").read_text(),
+                     [e["dev_perplexity"] for e in stats["epochs"]]))
+    assert runs[0][:2] == runs[1][:2]
+    # Not bit for bit: in a process that has run TensorFlow before, each op keeps a thread per core
+    # (nmt.py asks for one only before TensorFlow's first op), and the dev perplexity's sums may
+    # round differently (seen once, CI on Python 3.13: 187.95243126 against 187.95243380). Another
+    # seed, or state leaked from the runs before, moves it in its first digits.
+    assert runs[0][2] == pytest.approx(runs[1][2], rel=1e-6)
 
 
 
