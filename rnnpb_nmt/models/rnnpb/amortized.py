@@ -68,7 +68,7 @@ class Refinement(tf.keras.layers.Layer):
     def refine_on(self, sentence_loss, pb, steps, prior=0.0, clip=1.0, stop_gradient=False):
         """``refine`` on any per-sentence objective ``sentence_loss(pb)`` (B,), e.g. the joint
         objective of ``rnnpb_nmt.models.rnnpb.joint``."""
-        for _ in range(steps):  # unrolled: K is small, and training differentiates through it
+        def step(pb):
             with tf.GradientTape() as tape:
                 tape.watch(pb)
                 ce = sentence_loss(pb)
@@ -77,5 +77,12 @@ class Refinement(tf.keras.layers.Layer):
             grad = grad * tf.minimum(1.0, clip / tf.maximum(tf.norm(grad, axis=1, keepdims=True), 1e-12))
             if stop_gradient:
                 grad = tf.stop_gradient(grad)
-            pb = pb - tf.exp(self.log_step) * grad
+            return pb - tf.exp(self.log_step) * grad
+
+        # Unrolled (K is small, and training differentiates through it), as K calls of one traced
+        # step: the step's graph and the gradient of its gradient are built once, not K times.
+        if steps > 1 and not tf.executing_eagerly():
+            step = tf.function(step)
+        for _ in range(steps):
+            pb = step(pb)
         return pb
