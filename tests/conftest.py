@@ -9,6 +9,7 @@ import collections
 import os
 
 import pytest
+import tensorflow as tf
 from hypothesis import settings
 from xdist.scheduler import LoadFileScheduling
 
@@ -22,6 +23,12 @@ from data import generate_demo  # the repository root is on pytest's pythonpath 
 settings.register_profile("ci", max_examples=60, derandomize=True)
 settings.register_profile("fuzz", max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# TensorFlow's graph optimiser (Grappler) off for what the tests run in their own process: it
+# rewrites every new graph for speed, which a tiny model's few steps never earn back (a third of
+# test_amortized.py's CPU time). What users run keeps it: the tests that start ``nmt.py``, the
+# server or the export in a new process (the thesis's listings, resuming, locking, serving).
+tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
 # Fixtures that train a model (through the command line, or test_joint_rerank's in this process):
 # a test that uses one is slow. (The markers are declared in pytest.ini.)

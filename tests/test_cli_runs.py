@@ -109,25 +109,19 @@ def test_thesis_listings_run_unchanged(listing, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_same_seed_same_run(demo_data, tmp_path, capsys):
+    # Both runs new processes, as users run them, and every digit compared: a run in this process
+    # is not bit for bit a new one's (TensorFlow's graph optimiser is off here, conftest.py; and
+    # CI once saw a dev perplexity's 8th digit differ after other tests had run in the process).
     runs = []
     for name in ("a", "b"):
         wd = tmp_path / name
-        command = train_args(demo_data, wd, "--model=encdec", "--max_epochs=1", "--seed=5", "--dropout=0.3")
-        if name == "a":  # a new process, as a user runs it ...
-            run_nmt(*command)
-        else:  # ... and the same command in this one, which has run others before: nothing but the seed counts
-            assert train_in_process(*command) == 0
+        run_nmt(*train_args(demo_data, wd, "--model=encdec", "--max_epochs=1", "--seed=5", "--dropout=0.3"))
         testing = ["--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={wd}", "--beam_size=2"]
         assert cli_in_process(testing, capsys)[0] == 0
         stats = json.loads((wd / "training_stats.json").read_text())
-        runs.append(([e["train_perplexity"] for e in stats["epochs"]], (wd / "test_trans.txt").read_text(),
-                     [e["dev_perplexity"] for e in stats["epochs"]]))
-    assert runs[0][:2] == runs[1][:2]
-    # Not bit for bit: in a process that has run TensorFlow before, each op keeps a thread per core
-    # (nmt.py asks for one only before TensorFlow's first op), and the dev perplexity's sums may
-    # round differently (seen once, CI on Python 3.13: 187.95243126 against 187.95243380). Another
-    # seed, or state leaked from the runs before, moves it in its first digits.
-    assert runs[0][2] == pytest.approx(runs[1][2], rel=1e-6)
+        runs.append(([(e["train_perplexity"], e["dev_perplexity"]) for e in stats["epochs"]],
+                     (wd / "test_trans.txt").read_text()))
+    assert runs[0] == runs[1]
 
 
 
