@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
-
 import run_transduction as runner
 
 
@@ -61,6 +59,7 @@ def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
     assert cell["longer"]["test_command"].endswith("test_long.src --working_dir=" + runner.shown([flag(command, "working_dir")]))
 
 
+@pytest.mark.slow  # the recorded command line, run as a new process
 def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_path, monkeypatch):
     cell, _, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm")
     data = tmp_path / "work" / "transduction" / "data" / "copy"
@@ -123,12 +122,13 @@ def test_a_written_task_directory_holds_the_generator_fresh_data_draws_from(tmp_
         "task": "gender_conjugation", "seed": 3, "min_len": 8, "max_len": 64, "vocab_size": 10}
 
 
-def test_seeds_out_of_range_or_the_default_one_are_usage_errors():
+def test_seeds_out_of_range_or_the_default_one_are_usage_errors(monkeypatch, capsys):
     for value, message in (("-1", "-1: a seed from 0 to 2**32 - 1 other than the default 1234"),
                            ("1234", "1234: a seed from 0"), ("two", "invalid seed value: 'two'")):
-        run = subprocess.run([sys.executable, str(ROOT / "run_scripts" / "run_transduction.py"), "reverse",
-                              "--seeds", value], capture_output=True, text=True)
-        assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+        monkeypatch.setattr(sys, "argv", ["run_transduction.py", "reverse", "--seeds", value])
+        with pytest.raises(SystemExit) as stop:
+            runner.main()
+        assert stop.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_a_rate_or_budget_not_above_zero_or_not_a_number_is_a_usage_error(monkeypatch, capsys):
