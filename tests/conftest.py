@@ -98,8 +98,8 @@ def trained_rnnpb(demo_data, tmp_path_factory):
     """A bound RNNPB (soft binding) trained briefly by the command line's code, in this process."""
     wd = tmp_path_factory.mktemp("rnnpb") / "wd"
     train_in_process(*train_args(demo_data, wd, "--model=rnnpbnmt", "--num_PB=16", "--binding_strength=1.0",
-                        "--max_epochs=2", "--max_recog_epochs=10", "--dropout=0.2", "--sigma=0.1",
-                        "--monitor_every=2", "--monitor_sentences=10"))
+                                 "--max_epochs=2", "--max_recog_epochs=10", "--dropout=0.2", "--sigma=0.1",
+                                 "--monitor_every=2", "--monitor_sentences=10"))
     return wd
 
 
