@@ -14,7 +14,7 @@ DEMO := demo
 SENTENCE := "The old teacher sees a small dog ."
 RAW_SENTENCE := "The old teacher sees a small dog."
 
-.PHONY: demo test test-fast lint fuzz benchmark clean venv
+.PHONY: demo test test-all test-fast lint fuzz benchmark clean venv
 
 $(VENV)/installed: pyproject.toml requirements/$(STACK).txt
 	@case "$(PYVER)" in 3.11|3.12|3.13) ;; \
@@ -29,7 +29,12 @@ venv: $(VENV)/installed
 	@if [ -L .venv ] || [ ! -e .venv ]; then ln -sfn $(VENV) .venv; fi
 	@echo "stack: $$(cat $(VENV)/installed) ($(VENV), requirements/$(STACK).txt)"
 
+# Every test but the long ones (marker "long": a process of its own, or training to a quality).
 test: venv lint
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not long" tests
+
+# Every test: what CI runs.
+test-all: venv lint
 	$(PYTHON) -m pytest -q -n 2 --dist loadfile tests
 
 # The unit tests only: no test that trains through the command line (marker "slow").

@@ -2,7 +2,10 @@
 
 ``make test-fast`` leaves out the tests marked ``slow`` (each trains a model for more than a few
 steps, in this process or through the command line, starts the command line, or reads the thesis's
-data); tests that need ``../shared/data`` skip, saying so, where it is missing.
+data); ``make test`` leaves out those marked ``long`` as well (each tests a process of its own —
+killed, locked, distributed, serving, loading an export — or trains a model until it meets a
+quality threshold: they take about half the suite's time), which ``make test-all`` and CI run.
+Tests that need ``../shared/data`` skip, saying so, where it is missing.
 """
 
 import collections
@@ -36,12 +39,16 @@ tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 TRAINED = {"trained_encdec", "trained_rnnpb", "trained"}
 
 
+def pytest_itemcollected(item):
+    """The markers that follow from a test's fixtures and other markers (before ``-m`` selects)."""
+    if TRAINED & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("long"):
+        item.add_marker(pytest.mark.slow)
+    if item.get_closest_marker("shared_data") and not SHARED_DATA.is_dir():
+        item.add_marker(pytest.mark.skip(reason=f"needs the shared data sets at {SHARED_DATA}"))
+
+
+@pytest.hookimpl(trylast=True)  # after ``-m`` has deselected: the order of what will run
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if TRAINED & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("shared_data") and not SHARED_DATA.is_dir():
-            item.add_marker(pytest.mark.skip(reason=f"needs the shared data sets at {SHARED_DATA}"))
     longest_files_first(items)
 
 

@@ -51,7 +51,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 0, "proposal_layers": 2, "pb_binding": "soft", "both_directions": True},
     {"pb_prior": 0.1},
 ])
-@pytest.mark.slow  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
+@pytest.mark.long  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
 def test_each_option_trains_a_tiny_model_to_a_better_dev_perplexity(changes):
     src, tgt = reversal_corpus(64)
     trainer = Trainer(bound_model(learning_rate=0.01, pb_learning_rate=0.05, num_train=64, max_recog_epochs=20,
@@ -121,7 +121,8 @@ def test_map_recognition_keeps_pbs_closer_to_zero():
     norms = []
     for prior in (0.0, 1.0):
         model = bound_model(pb_prior=prior, max_recog_epochs=50, recog_stop="fixed", pb_learning_rate=0.1)
-        norms.append(np.linalg.norm(model.recognize(seq)["pb"].numpy(), axis=1))
+        recognize = tf.function(model.recognize)  # eagerly, its loop would run op by op
+        norms.append(np.linalg.norm(recognize(seq)["pb"].numpy(), axis=1))
     assert np.all(norms[1] < norms[0])
 
 
@@ -211,7 +212,7 @@ def test_mean_binding_gives_a_pair_one_pb_for_both_language_models():
     assert "prediction_a_from_b" not in terms  # the same term as prediction_a: one PB generates both
 
 
-@pytest.mark.slow  # trains two tiny models
+@pytest.mark.long  # trains two tiny models
 def test_soft_binding_brings_a_pairs_two_pbs_together():
     """Trained alike from the same seed, with and without --pb_binding=soft: the PBs that A and B
     recognise of a pair are nearer each other than other pairs' with it (binding ratio), and

@@ -20,7 +20,7 @@ def benchmark(*args):
                            *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=600)
 
 
-@pytest.mark.slow  # trains two models and starts the benchmark
+@pytest.mark.long  # trains two models and starts the benchmark
 def test_both_models_translate_the_test_set_and_their_costs_are_recorded():
     proc = benchmark(f"--bound_dir={FIXTURE / 'rnnpb'}", f"--seq2seq_dir={FIXTURE / 'encdec'}",
                      f"--test_set={FIXTURE / 'corpus' / 'test.en'}")
@@ -33,6 +33,7 @@ def test_both_models_translate_the_test_set_and_their_costs_are_recorded():
     assert not any(key.startswith("train_step") for key in results)  # this part alone
 
 
+@pytest.mark.slow  # starts the benchmark script (it sets the process's threads, so not in this one)
 @pytest.mark.parametrize("args, message", [
     ([], "needs --bound_dir, --seq2seq_dir and --test_set"),
     ([f"--bound_dir={FIXTURE / 'encdec'}", f"--seq2seq_dir={FIXTURE / 'encdec'}",

@@ -36,7 +36,7 @@ def save_repeatedly(working_dir, saves):
         checkpoints.save_best(n)
 
 
-@pytest.mark.slow  # starts a second process that saves repeatedly
+@pytest.mark.long  # starts a second process that saves repeatedly
 def test_best_is_read_whole_while_another_process_replaces_it(tmp_path):
     """Before the fix, about 1 read in 30 failed here (the index read half-replaced, or the checkpoint
     it named deleted while being read)."""

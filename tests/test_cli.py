@@ -27,6 +27,7 @@ def test_training_writes_a_complete_working_directory(trained_encdec):
     assert not list(trained_encdec.rglob("*.pkl")) and not list(trained_encdec.rglob("*.pickle"))
 
 
+@pytest.mark.long
 def test_testing_writes_translations_and_bleu(trained_encdec, demo_data):
     proc = run_nmt("--do_testing", "--device=cpu", f"--test_set={demo_data}/test.en", f"--working_dir={trained_encdec}")
     stats = json.loads((trained_encdec / "testing_stats.json").read_text())

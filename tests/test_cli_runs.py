@@ -49,8 +49,8 @@ def test_start_over_moves_the_old_run_aside(demo_data, tmp_path, capsys):
     status, _, err = cli_in_process([*bad, *small, "--start_over"], capsys)
     assert status == 1 and "missing.de: no such file" in err
     assert not (tmp_path / "wd.previous-1").exists()  # bad data: the old run stays where it was
-    proc = run_nmt(*train_args(demo_data, wd, *small, "--learning_rate=0.02"), "--start_over")
-    assert f"the previous run is now {tmp_path / 'wd.previous-1'}" in proc.stdout
+    status, out, _ = cli_in_process([*train_args(demo_data, wd, *small, "--learning_rate=0.02"), "--start_over"], capsys)
+    assert status == 0 and f"the previous run is now {tmp_path / 'wd.previous-1'}" in out
     kept = tmp_path / "wd.previous-1"
     assert run_files(kept) == old
     assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02
@@ -88,7 +88,7 @@ LISTINGS = {  # the thesis's appendix listings, as printed
 
 
 @pytest.mark.parametrize("listing", sorted(LISTINGS))
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.shared_data
 def test_thesis_listings_run_unchanged(listing, tmp_path, capsys):
     """Each listing on the thesis data, shrunk to one small epoch, trains and tests."""
@@ -107,7 +107,7 @@ def test_thesis_listings_run_unchanged(listing, tmp_path, capsys):
     assert stats["reference"].endswith(f"test.{target}")
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_same_seed_same_run(demo_data, tmp_path, capsys):
     # Both runs new processes, as users run them, and every digit compared: a run in this process
     # is not bit for bit a new one's (TensorFlow's graph optimiser is off here, conftest.py; and

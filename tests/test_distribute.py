@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from helpers import ROOT, run_nmt, train_args
 
-pytestmark = pytest.mark.slow  # every test here trains through the command line or a strategy
+pytestmark = pytest.mark.long  # every test here trains through the command line or a strategy, in processes of its own
 
 SCRIPT = r"""
 import json, sys

@@ -134,7 +134,7 @@ def command_line(wd, k, reverse, lines, capsys, monkeypatch):
     return found
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_an_export_translates_in_plain_tensorflow_as_the_command_line(exported, in_plain_tensorflow, capsys,
                                                                      monkeypatch):
     kind, wd, exports, lines = exported
@@ -160,7 +160,7 @@ def test_an_export_translates_in_plain_tensorflow_as_the_command_line(exported, 
     assert len(said - {""}) >= 3  # the tiny models say something
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_the_exported_model_keeps_the_python_apis_contract(exported):
     kind, wd, exports, lines = exported
     served, trained = ExportedModel(str(exports[3])), load(str(wd), beam_size=3)

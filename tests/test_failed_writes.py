@@ -79,7 +79,7 @@ def test_a_full_disk_keeps_the_old_json_file(small_disk):
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "stats.json"]  # no temporary file left
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_full_disk_while_saving_an_epoch_keeps_the_last_one(demo_data, small_disk):
     """Room for the run's small files (hyperparameters, vocabularies, lock), not for a checkpoint."""
     wd = small_disk / "wd"

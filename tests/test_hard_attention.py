@@ -104,7 +104,7 @@ def test_the_model_needs_step_actions_among_its_targets():
         model_of(vocab, vocab)
 
 
-@pytest.mark.slow  # 190 training steps: 15-45 s of CPU with tracing, on shared cores
+@pytest.mark.long  # 190 training steps: 15-45 s of CPU with tracing, on shared cores
 def test_a_tiny_model_learns_a_synthetic_inflection_rule_exactly():
     """Suffix, prefix or last-letter change by feature, over 4 letters: every held-out lemma
     inflected exactly, greedily, after a few seconds of training (5 epochs, 190 steps; 4 were

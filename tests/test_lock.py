@@ -48,7 +48,7 @@ def results(working_dir):
     return [{k: v for k, v in row.items() if "seconds" not in k} for row in rows]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_second_training_on_one_dir_is_refused_and_the_first_runs_as_alone(demo_data, tmp_path):
     alone, shared = tmp_path / "alone", tmp_path / "shared"
     run_nmt(*train_args(demo_data, alone, *FLAGS))

@@ -50,7 +50,7 @@ def test_a_memory_lstm_refuses_beam_search_in_one_line():
         model_of("stack_lstm", vocab, beam_size=3)
 
 
-@pytest.mark.slow  # about 20 s of CPU: 300 training steps
+@pytest.mark.long  # about 20 s of CPU: 300 training steps
 def test_a_tiny_queue_lstm_learns_to_copy_short_sequences():
     """Lengths 1-4 over 4 symbols: every one of 50 fresh sequences copied exactly, greedily."""
     pairs, vocab, (src, tgt) = copy_data(400, 1, 4, seed=2, vocab_size=4)

@@ -140,7 +140,7 @@ NASTY_STDIN = (b"\xef\xbb\xbfthe dog sees a cat .\r\n\r\n \t \nqwertz zxcv &amp;
                + b"the dog " * 500 + b"\nno final newline")
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_query_from_stdin_survives_nasty_input(demo_data, tmp_path):
     untrained_working_dir(tmp_path, demo_data, model="rnnpbnmt", beam_size=2)
     proc = subprocess.run([sys.executable, str(ROOT / "nmt.py"), "--query=-", f"--working_dir={tmp_path}"],

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import ROOT, cli_in_process, latest_variables, run_nmt, train_args
 
-pytestmark = pytest.mark.slow  # every test here trains through the command line or a strategy
+pytestmark = pytest.mark.long  # every test here trains through the command line or a strategy, in processes of its own
 
 # Bound RNNPB with dropout, PB noise and PB resets, so that every random draw of training matters.
 FLAGS = ["--model=rnnpbnmt", "--num_PB=8", "--max_recog_epochs=5", "--dropout=0.2", "--sigma=0.1",

@@ -48,6 +48,7 @@ def bound_distance_after_training(strength, steps=15):
     return before, np.linalg.norm(model.pbs.a.numpy() - model.pbs.b.numpy(), axis=1).mean()
 
 
+@pytest.mark.slow  # 15 training steps of two models
 def test_soft_binding_pulls_bound_pbs_together_and_zero_strength_does_not():
     before, bound = bound_distance_after_training(10.0)
     _, unbound = bound_distance_after_training(0.0)
@@ -222,7 +223,7 @@ def test_translation_both_ways(trained_rnnpb, demo_data, capsys, tmp_path):
     assert produced <= en_words | {"<unk>"} and not produced & (de_words - en_words)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.shared_data
 def test_autoencoder_regenerates_memorised_sentences_exactly():
     sentences = read_sentences(SHARED_DATA / "autoenc/easy20000/train.en")[:24]

@@ -188,7 +188,7 @@ def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usag
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.slow  # trains through the command line's entry point: two tiny restarts, 8 test runs
+@pytest.mark.long  # trains through the command line's entry point: two tiny restarts, 8 test runs
 def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_again(tmp_path, monkeypatch):
     covered = shared_sets(tmp_path / "shared")
     # The runner's commands in this process: its restarts, skips and kept tests are the subject, not how a

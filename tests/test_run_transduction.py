@@ -1,5 +1,6 @@
 """run_scripts/run_transduction.py: a cell's record (its commands, scores and times), with training
-and testing faked; the data generation is real, so that the recorded command is checked by running it."""
+and testing faked; the data generation is real (the generator run in this process), and the
+recorded command is checked by running it as shown."""
 
 import json
 import os
@@ -10,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ScriptsInProcess
+
+import budgeted_runs
 import run_transduction as runner
 
 
@@ -39,6 +43,7 @@ def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=N
     monkeypatch.setattr(runner, "train_within_budget", train_within_budget)
     monkeypatch.setattr(runner, "run_test", run_test)
     monkeypatch.setattr(runner, "machine", lambda: "M")
+    monkeypatch.setattr(budgeted_runs, "subprocess", ScriptsInProcess())  # the generator
     monkeypatch.setattr(runner, "GENERATE", "--seed=3 --train=6 --dev=2 --test=2 --vocab_size=10".split())
     cell = runner.run_cell(task, model, str(tmp_path / "work"), print, seeds, **options)
     return cell, trained, tested

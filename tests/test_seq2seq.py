@@ -115,7 +115,7 @@ def reversal_batch(rng, size):
     return {"src": tf.constant(src), "tgt": tf.constant(tgt)}
 
 
-@pytest.mark.slow  # about 10 s of CPU each: 400 training steps
+@pytest.mark.long  # about 10 s of CPU each: 400 training steps
 @pytest.mark.parametrize("cell,attention", [("lstm", "content"), ("gru", "location")])
 def test_a_tiny_attention_model_learns_to_reverse_exactly(cell, attention):
     tf.keras.utils.set_random_seed(1)

@@ -104,6 +104,7 @@ def assert_same(answered, hypotheses):
     assert [h["score"] for h in answered] == pytest.approx([h.score for h in hypotheses], abs=1e-4)
 
 
+@pytest.mark.long
 def test_the_answers_are_the_command_lines(server, trained_encdec, sources, capsys, tmp_path):
     status, health, _ = server.request("GET", "/health")
     assert status == 200 and health == {"status": "ok", "model": "wd", "version": health["version"]}
@@ -127,6 +128,7 @@ def test_the_answers_are_the_command_lines(server, trained_encdec, sources, caps
         assert all(sum(h["token_scores"]) == pytest.approx(h["score"], abs=1e-3) for h in found)
 
 
+@pytest.mark.long
 def test_concurrent_clients_get_the_translations_they_would_get_alone(server, sources, expected):
     answers, logged = [None] * len(sources), len(server.log.read_text().splitlines())
 
@@ -177,6 +179,7 @@ BAD_REQUESTS = [  # (method, path, body, other request options, status, the reas
 ]
 
 
+@pytest.mark.long
 def test_bad_requests_are_4xx_with_a_one_line_reason_and_the_server_goes_on(server, sources, expected):
     for method, path, body, options, status, reason in BAD_REQUESTS:
         answered, answer, headers = server.request(method, path, body, **options)
@@ -189,6 +192,7 @@ def test_bad_requests_are_4xx_with_a_one_line_reason_and_the_server_goes_on(serv
     assert_same(server.translate(text=[sources[0]], nbest=3)["translations"][0], expected[0])
 
 
+@pytest.mark.long
 def test_sigterm_answers_the_request_in_flight_then_exits_0(trained_encdec, sources, tmp_path):
     running = Server(tmp_path, f"--working_dir={trained_encdec}", "--beam_size=3")
     answers = []
@@ -314,6 +318,7 @@ def test_a_directory_without_a_run_is_a_one_line_error(capsys, tmp_path):
     assert (status, out) == (1, "") and err.startswith("error: ") and len(err.splitlines()) == 1, err
 
 
+@pytest.mark.long
 def test_an_export_serves_what_its_run_serves(server, trained_encdec, sources, expected, capsys, tmp_path):
     status, _, err = cli_in_process(["export", f"--working_dir={trained_encdec}", f"--out={tmp_path / 'export'}",
                                      "--beam_size=3"], capsys)
@@ -328,6 +333,7 @@ def test_an_export_serves_what_its_run_serves(server, trained_encdec, sources, e
         assert_same(found, hypotheses)
 
 
+@pytest.mark.long
 def test_the_load_test_reports_both_servers_and_do_testing(trained_encdec, demo_data):
     record = load_test.main([f"--working_dir={trained_encdec}", f"--test_set={demo_data / 'test.en'}",
                              "--clients=1,4", "--requests=8", "--max_seconds=300"])

@@ -121,7 +121,7 @@ def test_form_targets_are_the_characters_alone_and_actions_stay_the_default(tmp_
         models()["hard_attention"](tiny_config(model="hard_attention"), form.vocab1, form.vocab2)
 
 
-@pytest.mark.slow  # 266 training steps: 15-45 s of CPU with tracing, on shared cores
+@pytest.mark.long  # 266 training steps: 15-45 s of CPU with tracing, on shared cores
 def test_a_tiny_soft_model_learns_a_synthetic_inflection_rule_exactly():
     """Suffix, prefix or last-letter change by feature, over 4 letters: every held-out lemma
     inflected exactly, greedily, after a few seconds of training (7 epochs, 266 steps: exact

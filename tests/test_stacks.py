@@ -81,7 +81,7 @@ def test_a_checkpoint_of_either_stack_translates_the_same(fixture, name):
     assert got["dev_perplexity"] == pytest.approx(expected["dev_perplexity"], rel=PERPLEXITY_RTOL)
 
 
-@pytest.mark.slow  # resumes a training
+@pytest.mark.long  # resumes a training
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.name)
 def test_a_run_of_either_stack_resumes(fixture, tmp_path):
     # The training state (weights, PB tables, both optimisers' LazyAdam slots and step counters)

@@ -112,6 +112,7 @@ def test_a_moved_working_dir_resumes(setup, first_epoch, tmp_path):
     assert lines[0] == f"resuming {tmp_path / 'moved'} after epoch 1" and len(stats["epochs"]) == 2
 
 
+@pytest.mark.slow  # trains up to 5 epochs
 def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(setup, tmp_path):
     make_trainer, corpus = setup
     lines = []

@@ -91,7 +91,7 @@ def train(tmp_path, capsys, name, *flags, pairs=600, epochs=1):
     return working_dir
 
 
-@pytest.mark.slow  # trains 10 epochs of 38 steps
+@pytest.mark.long  # trains 10 epochs of 38 steps
 def test_a_tiny_transformer_learns_to_reverse_and_greedy_search_is_a_beam_of_one(tmp_path, capsys):
     working_dir = train(tmp_path, capsys, "run", "--num_layers=2", "--learning_rate=0.003", epochs=10)
     dev = [row["dev_perplexity"] for row in json.loads((working_dir / "training_stats.json").read_text())["epochs"]]

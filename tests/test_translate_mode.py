@@ -91,7 +91,7 @@ def test_nbest_lines_are_best_first_with_scores_that_sum_their_symbols(raw_run, 
     assert [h.text for h in hypotheses] == [r[1] for r in rows[:2]]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_query_from_a_pipe_answers_each_line_before_the_next_arrives(raw_run):
     wd, _ = raw_run
     proc = subprocess.Popen([sys.executable, str(ROOT / "nmt.py"), "--query=-", f"--working_dir={wd}"],
