@@ -12,7 +12,7 @@ import pytest
 
 from rnnpb_nmt import cli
 
-from helpers import SHARED_DATA, cli_in_process, models, run_nmt, tasks, train_args
+from helpers import SHARED_DATA, cli_in_process, models, run_nmt, signal_handlers_kept, tasks, train_args
 
 
 def test_bad_data_files_give_one_line_errors(tmp_path, demo_data, capsys):
@@ -43,7 +43,7 @@ def run_files(working_dir):
 def test_start_over_moves_the_old_run_aside(demo_data, tmp_path, capsys):
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
-    assert train_in_process(*train_args(demo_data, wd, *small)) == 0  # the old run: in this process
+    assert status_in_process(*train_args(demo_data, wd, *small)) == 0  # the old run: in this process
     old = run_files(wd)
     bad = [a if not a.startswith("--train_set2") else "--train_set2=missing.de" for a in train_args(demo_data, wd)]
     status, _, err = cli_in_process([*bad, *small, "--start_over"], capsys)
@@ -61,7 +61,7 @@ def test_a_run_from_before_a_flag_existed_resumes_with_its_old_value(demo_data, 
     wd = tmp_path / "wd"
     small = ["--model=encdec", "--units=8", "--embedding_size=8"]
     # in this process: the resumed command builds its model from the directory alone, as a new process does
-    assert train_in_process(*train_args(demo_data, wd, *small, "--max_epochs=1")) == 0
+    assert status_in_process(*train_args(demo_data, wd, *small, "--max_epochs=1")) == 0
     hparams = json.loads((wd / "hparams.json").read_text())
     del hparams["dev_every"]  # as written before --dev_every existed
     (wd / "hparams.json").write_text(json.dumps(hparams))
@@ -125,9 +125,11 @@ def test_same_seed_same_run(demo_data, tmp_path, capsys):
 
 
 
-def train_in_process(*args):
-    """``nmt.py ARGS`` in this process (no TensorFlow start-up each): its exit status."""
-    return cli.main(models(), tasks(), [str(a) for a in args])
+def status_in_process(*args):
+    """``nmt.py ARGS`` in this process (no TensorFlow start-up each): its exit status, what it printed
+    left for ``capsys``; the signal handlers training installs are put back afterwards."""
+    with signal_handlers_kept():
+        return cli.main(models(), tasks(), [str(a) for a in args])
 
 
 def bad_utf8(tmp_path, demo_data):
@@ -145,28 +147,28 @@ def test_a_failed_start_leaves_no_new_directory_and_an_existing_one_as_it_was(tm
                                                                             failure, message):
     flags = failure(tmp_path, demo_data)
     new = tmp_path / "new" / "wd"
-    assert train_in_process(*train_args(demo_data, new, *flags)) == 1
+    assert status_in_process(*train_args(demo_data, new, *flags)) == 1
     assert message in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
     old = tmp_path / "old"
     old.mkdir()
     (old / "notes.txt").write_text("mine\n")
-    assert train_in_process(*train_args(demo_data, old, *flags)) == 1
+    assert status_in_process(*train_args(demo_data, old, *flags)) == 1
     assert run_files(old) == {Path("notes.txt"): b"mine\n"}
 
 
 @pytest.mark.slow
 def test_do_training_with_only_the_working_dir_continues_the_run_with_its_saved_settings(demo_data, tmp_path, capsys):
     wd = tmp_path / "wd"
-    assert train_in_process(*train_args(demo_data, wd, "--model=encdec", "--units=8", "--embedding_size=8",
-                                        "--max_epochs=1")) == 0
+    assert status_in_process(*train_args(demo_data, wd, "--model=encdec", "--units=8", "--embedding_size=8",
+                                         "--max_epochs=1")) == 0
     saved = json.loads((wd / "hparams.json").read_text())
     capsys.readouterr()
-    assert train_in_process("--do_training", f"--working_dir={wd}", "--units=16", "--max_epochs=2") == 1
+    assert status_in_process("--do_training", f"--working_dir={wd}", "--units=16", "--max_epochs=2") == 1
     assert "another configuration: --units (was 8, now 16)" in capsys.readouterr().err  # a flag given is checked
-    assert train_in_process("--do_training", f"--working_dir={wd}", "--max_epochs=2") == 0
+    assert status_in_process("--do_training", f"--working_dir={wd}", "--max_epochs=2") == 0
     assert f"resuming {wd} after epoch 1" in capsys.readouterr().out
     assert len(json.loads((wd / "training_stats.json").read_text())["epochs"]) == 2
     assert json.loads((wd / "hparams.json").read_text()) == dict(saved, max_epochs=2)
-    assert train_in_process("--do_training", f"--working_dir={wd}") == 1
+    assert status_in_process("--do_training", f"--working_dir={wd}") == 1
     assert "already holds a trained model" in capsys.readouterr().err
