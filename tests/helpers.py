@@ -152,13 +152,19 @@ def held_out_inflection(make_model, encode, epochs):
     return scores["accuracy"], [(form_of(o), f) for o, (_, _, f) in zip(outputs, test) if form_of(o) != f][:10]
 
 
-def train_in_process(*argv):
-    """``nmt.py --do_training ...`` through ``rnnpb_nmt.cli.main`` in this process (no TensorFlow
-    start-up per run); the signal handlers the command installs are put back afterwards."""
+def status_in_process(*argv):
+    """``nmt.py ARGV`` through ``rnnpb_nmt.cli.main`` in this process (no TensorFlow start-up per
+    run): its exit status, what it printed left for ``capsys``; the signal handlers the command
+    installs are put back afterwards."""
     from rnnpb_nmt import cli
 
     with signal_handlers_kept():
-        assert cli.main(models(), tasks(), ["--do_training", *map(str, argv)]) == 0
+        return cli.main(models(), tasks(), [str(a) for a in argv])
+
+
+def train_in_process(*argv):
+    """``nmt.py --do_training ...`` in this process (``status_in_process``), which must succeed."""
+    assert status_in_process("--do_training", *argv) == 0
 
 
 def write_lines(path, lines):

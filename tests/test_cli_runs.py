@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnpb_nmt import cli
-
-from helpers import SHARED_DATA, cli_in_process, models, run_nmt, signal_handlers_kept, tasks, train_args
+from helpers import SHARED_DATA, cli_in_process, run_nmt, status_in_process, train_args
 
 
 def test_bad_data_files_give_one_line_errors(tmp_path, demo_data, capsys):
@@ -123,13 +121,6 @@ def test_same_seed_same_run(demo_data, tmp_path, capsys):
                      (wd / "test_trans.txt").read_text()))
     assert runs[0] == runs[1]
 
-
-
-def status_in_process(*args):
-    """``nmt.py ARGS`` in this process (no TensorFlow start-up each): its exit status, what it printed
-    left for ``capsys``; the signal handlers training installs are put back afterwards."""
-    with signal_handlers_kept():
-        return cli.main(models(), tasks(), [str(a) for a in args])
 
 
 def bad_utf8(tmp_path, demo_data):
