@@ -5,8 +5,8 @@ inflection types) and Wiktionary (the three sets we have), with the paper's figu
 Every set, for each of the paper's two models (MODELS: ``hard``, its hard monotonic attention;
 ``soft``, its soft-attention baseline, table 3's "Soft" row): 5 models (seeds 1-5), each trained
 within TRAIN_SECONDS and tested on dev; their majority vote (``--ensemble``, the paper's 5-model
-ensembles) tested on dev; the predictions of the best dev configuration (the vote, or the first
-model if it was better) for the set's ``*-covered`` test file kept under
+ensembles) tested on dev; the vote's predictions (one protocol for every set: never a member chosen
+by dev) for the set's ``*-covered`` test file kept under
 ``run_scripts/results/inflection/`` (hard) or ``run_scripts/results/inflection_soft/`` (soft).
 
 What differs from the paper, and why: Adam at 0.001 with batches of 32 (the paper: ADADELTA,
@@ -43,6 +43,9 @@ MODELS = {
                        "--inflection_target=form", "--early_stopping_metric=score"], "name": "soft_attention",
              "folder": "inflection_soft"},
 }
+# The hard model's step/write oracle (nmt.py --aligner): the suffix of its runs' folder, the flags.
+ALIGNERS = {"levenshtein": {"suffix": "", "flags": []},
+            "corpus": {"suffix": "_corpus", "flags": ["--aligner=corpus"]}}
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one model (its finished epochs): the issue's bound for a SIGMORPHON language
 # (how many epochs that holds: notes/inflection.md, 2026-11-24).
@@ -87,9 +90,11 @@ def files(collection, name, data_root):
     return tuple(f"{data_root}/{spec['folder']}/{file}" for file in spec["sets"][name])
 
 
-def training_flags(collection, seed, model="hard"):
-    """The training flags of one member of ``model`` (a key of MODELS; data and working directory apart)."""
-    return [*TRAINING, *MODELS[model]["flags"], f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
+def training_flags(collection, seed, model="hard", aligner="levenshtein"):
+    """The training flags of one member of ``model`` (a key of MODELS) with the oracle of ``aligner``
+    (a key of ALIGNERS; data and working directory apart)."""
+    return [*TRAINING, *MODELS[model]["flags"], *ALIGNERS[aligner]["flags"],
+            f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
 
 
 def predictions_name(covered):

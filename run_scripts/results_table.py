@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 from experiments import EXPERIMENTS  # noqa: E402
-from inflection_experiments import COLLECTIONS, MODELS  # noqa: E402
+from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_STOPPING, TRAIN_SECONDS, stopping_of  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
@@ -205,12 +205,47 @@ def inflection_average(done, collection, kind):
     return (sum(recorded) / len(recorded) if recorded else None), len(recorded)
 
 
+def predicting_cells(cells):
+    """Per (collection, set, model) the latest recorded cell that wrote test predictions."""
+    return {(c["collection"], c["set"], c["model"]): c for c in cells if c["predictions"] is not None}
+
+
+def oracle_table(cells):
+    """Issue 46's choice of the hard model's oracle, made on dev: per set with a cell of more than
+    one aligner, each aligner's single-model and vote dev accuracy (its latest cell)."""
+    latest = {(c["collection"], c["set"], c.get("aligner", "levenshtein")): c
+              for c in cells if c["model"] == MODELS["hard"]["name"]}
+    sets = [(collection, name) for collection, spec in COLLECTIONS.items() for name in spec["sets"]
+            if len({a for (co, n, a) in latest if (co, n) == (collection, name)}) > 1]
+    if not sets:
+        return []
+    lines = ["## The hard model's oracle: Levenshtein or corpus aligner (dev)", "",
+             "Dev accuracy (%) of the hard model trained on each aligner's step/write oracle (`--aligner`): the first",
+             "model (seed 1) and the vote of the set's models, each aligner's latest run.", "",
+             "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in ALIGNERS) + " |",
+             "|---|---|" + "---|---|" * len(ALIGNERS)]
+    totals = {a: [] for a in ALIGNERS}
+    for collection, name in sets:
+        row = []
+        for aligner in ALIGNERS:
+            c = latest.get((collection, name, aligner))
+            if c is None:
+                row += ["–", "–"]
+                continue
+            totals[aligner].append(set_accuracy(c))
+            vote = f"{percent(c['ensemble']['accuracy'])} ({len(c['members'])})" if c["ensemble"] else "–"
+            row += [percent(c["members"][0]["dev"]["accuracy"]), vote]
+        lines.append(f"| {collection} | {name} | " + " | ".join(row) + " |")
+    averages = ", ".join(f"{a} {percent(sum(v) / len(v))} ({len(v)} sets)" for a, v in totals.items() if v)
+    return lines + ["", f"Average (the vote's, else the single model's): {averages}.", ""]
+
+
 def inflection_table(cells):
     """Tables 1-3 of Aharoni & Goldberg 2017 beside our sets (``run_inflection.py``): per set a row
     for each of the paper's models (hard attention, the soft baseline) with the first model's and
     the vote's dev accuracy, the paper's test accuracy of that model, and the run's figures; per
     collection and model the average over the sets recorded."""
-    done = {(c["collection"], c["set"], c["model"]): c for c in cells}
+    done = predicting_cells(cells)
     lines = ["Exact-match accuracy (%) on **dev** (ours) beside the paper's **test** accuracy of its 5-model",
              "ensembles (the test gold is withheld: our test predictions are in `results/inflection/` (hard) and",
              "`results/inflection_soft/` (soft), scored outside the project). Single: the first model (seed 1);",
@@ -232,12 +267,16 @@ def inflection_table(cells):
         others = ", ".join(f"{system} {value:.2f}" for system, value in paper["average"].items())
         lines += ["", f"Paper's averages: {others or '–'}. \\* stopped by the time budget. Average of ours: the "
                   "vote's (the single model's where there is no vote).", ""]
+    lines += oracle_table(cells)
     for c in cells:
+        predictions = c["predictions"]
         commands = [m["train_command"] for m in c["members"]] + [m["dev"]["test_command"] for m in c["members"]]
-        commands += ([c["ensemble"]["test_command"]] if c["ensemble"] else []) + [c["predictions"]["test_command"]]
-        lines += [f"`{c['collection']}` `{c['set']}` ({c['model']}, {c['date']}, {c['machine']}): "
-                  f"{c['predictions']['lines']} test predictions in `{c['predictions']['file']}`. {c['note']}", "",
-                  "```", *commands, "```", ""]
+        commands += ([c["ensemble"]["test_command"]] if c["ensemble"] else [])
+        commands += [predictions["test_command"]] if predictions else []
+        kept = (f"{predictions['lines']} test predictions in `{predictions['file']}`" if predictions
+                else "dev only, no test predictions")
+        lines += [f"`{c['collection']}` `{c['set']}` ({c['model']}, {c.get('aligner', 'levenshtein')} oracle, "
+                  f"{c['date']}, {c['machine']}): {kept}. {c['note']}", "", "```", *commands, "```", ""]
     return lines
 
 
@@ -258,7 +297,7 @@ def inflection_row(c, name, kind, paper):
 def inflection_headline(cells):
     """The index's figures of the inflection sets: per collection and model, our average dev
     accuracy beside the paper's average test accuracy (those with neither left out)."""
-    done = {(c["collection"], c["set"], c["model"]): c for c in cells}
+    done = predicting_cells(cells)
     ours, paper = [], []
     for collection, spec in COLLECTIONS.items():
         averages = INFLECTION_PAPER[collection]["average"]

@@ -2,18 +2,23 @@
 """Run inflection sets (Aharoni & Goldberg 2017, tables 1-3) and record them in
 ``run_scripts/results/inflection.json``.
 
-    python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5] [--work runs]
+    python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5]
+        [--aligner corpus] [--dev_only] [--work runs]
 
 For each set (``inflection_experiments.py``) and the model (``hard``, the default, or ``soft``):
 train the members (seeds 1, 2, ...; each within the time budget of ``budgeted_runs.py``,
 resuming an interrupted one: the same command again) into
 ``<work>/<folder>/<collection>/<set>/seed<N>`` (folder: ``inflection`` for hard,
-``inflection_soft`` for soft), test each on dev, test their majority vote (``--ensemble``, into
-``.../ensemble``) on dev, and with the best of these dev configurations (the vote on a tie)
-predict the set's covered test file, copied to ``run_scripts/results/<folder>/<collection>/``.
+``inflection_corpus`` for hard with the corpus aligner's oracle, ``inflection_soft`` for soft),
+test each on dev, test their majority vote (``--ensemble``, into ``.../ensemble``) on dev, and
+predict the set's covered test file with the vote (with one member: that member), copied to
+``run_scripts/results/<folder>/<collection>/``. One protocol for every set, fixed before testing:
+the predictions are always the vote's, never a member chosen by its dev accuracy (which showed
+optimism: notes/inflection.md, 2026-11-27). ``--dev_only`` stops after dev (a choice such as the
+aligner is made on dev before any test prediction is written).
 Recorded: every command, dev accuracy and mean Levenshtein distance, epochs, train and test
-seconds, under the model's name (``hard_attention``, ``soft_attention``). A set already recorded
-for the model is replaced.
+seconds, under the model's name (``hard_attention``, ``soft_attention``) and its aligner. A set
+already recorded for the model and aligner is replaced.
 """
 
 import argparse
@@ -25,7 +30,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
-from inflection_experiments import COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
+from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -43,56 +48,59 @@ def testing_command(test_set, working_dir, *flags):
     return [sys.executable, "-u", NMT, *TESTING, *flags, f"--test_set={test_set}", f"--working_dir={working_dir}"]
 
 
-def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard"):
+def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard", aligner="levenshtein"):
     """Train one member of ``model`` within ``budget`` seconds and test it on dev: its record."""
-    command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model), f"--train_set1={train}",
+    command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model, aligner), f"--train_set1={train}",
                f"--dev_set1={dev}", f"--working_dir={working_dir}"]
     trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
     tested = testing_command(dev, working_dir)
     return {"seed": seed, **trained, "dev": scores(run_test(tested, working_dir, "dev"), tested)}
 
 
-def best_configuration(members, member_dirs, vote, vote_dir):
-    """(name, working directory, --do_testing flags) of the best dev accuracy; the vote on a tie."""
-    candidates = [(m["dev"]["accuracy"], 0, f"seed{m['seed']}", d, []) for m, d in zip(members, member_dirs)]
-    if vote:
-        candidates.append((vote["accuracy"], 1, "ensemble", vote_dir, [f"--ensemble={','.join(member_dirs)}"]))
-    _, _, name, working_dir, flags = max(candidates, key=lambda c: c[:2])  # max keeps the first of equals
-    return name, working_dir, flags
-
-
-def run_set(collection, name, data, work, members, budget, log, results=RESULTS, model="hard"):
-    """Train, test and vote one set with ``model`` (a key of MODELS); write its covered test
-    file's predictions; return its cell."""
+def run_set(collection, name, data, work, members, budget, log, results=RESULTS, model="hard", aligner="levenshtein",
+            dev_only=False):
+    """Train, test and vote one set with ``model`` (a key of MODELS) and ``aligner``; unless
+    ``dev_only``, write the vote's predictions of its covered test file; return its cell."""
     train, dev, covered = files(collection, name, data)
     folder = MODELS[model]["folder"]
-    base = os.path.abspath(os.path.join(work, folder, collection, name))
+    base = os.path.abspath(os.path.join(work, folder + ALIGNERS[aligner]["suffix"], collection, name))
     member_dirs = [os.path.join(base, f"seed{seed}") for seed in SEEDS[:members]]
-    recorded = [run_member(collection, seed, train, dev, d, budget, log, model) for seed, d in zip(SEEDS, member_dirs)]
-    vote_dir, vote = os.path.join(base, "ensemble"), None
+    recorded = [run_member(collection, seed, train, dev, d, budget, log, model, aligner)
+                for seed, d in zip(SEEDS, member_dirs)]
+    vote_dir, vote, flags = os.path.join(base, "ensemble"), None, []
     if members > 1:
-        command = testing_command(dev, vote_dir, f"--ensemble={','.join(member_dirs)}")
+        flags = [f"--ensemble={','.join(member_dirs)}"]
+        command = testing_command(dev, vote_dir, *flags)
         vote = scores(run_test(command, vote_dir, "dev"), command)
-    chosen, working_dir, flags = best_configuration(recorded, member_dirs, vote, vote_dir)
+    cell = {"collection": collection, "set": name, "model": MODELS[model]["name"], "aligner": aligner,
+            "members": recorded, "ensemble": vote, "train_seconds_budget": budget, "predictions": None,
+            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    if dev_only:
+        return cell
+    working_dir = vote_dir if vote else member_dirs[0]
     command = testing_command(covered, working_dir, *flags)
     stats = run_test(command, working_dir, "test")
     predictions = os.path.join(results, folder, collection, predictions_name(os.path.basename(covered)))
     os.makedirs(os.path.dirname(predictions), exist_ok=True)
     shutil.copy(os.path.join(working_dir, "test_trans_test.txt"), predictions)
-    return {"collection": collection, "set": name, "model": MODELS[model]["name"], "members": recorded, "ensemble": vote,
-            "train_seconds_budget": budget,
-            "predictions": {"file": os.path.relpath(predictions, os.path.dirname(HERE)), "configuration": chosen,
-                            "lines": stats["sentences"], "test_seconds": round(stats["testing_time"], 1),
-                            "test_command": shown(command)},
-            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    cell["predictions"] = {"file": os.path.relpath(predictions, os.path.dirname(HERE)),
+                           "configuration": "ensemble" if vote else "seed1", "lines": stats["sentences"],
+                           "test_seconds": round(stats["testing_time"], 1), "test_command": shown(command)}
+    return cell
+
+
+def cell_key(cell):
+    """What makes a recorded cell: its set, model, aligner (Levenshtein's before cells named one) and
+    whether it predicted the test set, so that a dev-only run never replaces a cell's predictions."""
+    return (cell["collection"], cell["set"], cell["model"], cell.get("aligner", "levenshtein"),
+            cell["predictions"] is None)
 
 
 def record(cell, note, results=RESULTS):
-    """Keep ``cell`` in results/inflection.json, replacing the same set's (and model's) earlier one."""
+    """Keep ``cell`` in results/inflection.json, replacing the same set's (model's, aligner's) earlier one."""
     path = os.path.join(results, "inflection.json")
     cells = json.load(open(path, encoding="utf-8")) if os.path.isfile(path) else []
-    key = lambda c: (c["collection"], c["set"], c["model"])
-    cells = [c for c in cells if key(c) != key(cell)]
+    cells = [c for c in cells if cell_key(c) != cell_key(cell)]
     with open(path, "w", encoding="utf-8") as f:
         json.dump([*cells, dict(cell, note=note)], f, indent=2, ensure_ascii=False)
         f.write("\n")
@@ -106,17 +114,24 @@ def main():
                         help="the paper's hard-attention model or its soft-attention baseline")
     parser.add_argument("--members", type=int, default=len(SEEDS), choices=range(1, len(SEEDS) + 1),
                         help="models per set (the paper's ensembles: 5)")
+    parser.add_argument("--aligner", choices=sorted(ALIGNERS), default="levenshtein",
+                        help="hard model: the step/write oracle's alignments (nmt.py --aligner)")
+    parser.add_argument("--dev_only", action="store_true",
+                        help="train and vote on dev only: no test predictions (choices are made on dev)")
     parser.add_argument("--train_seconds", type=int, default=TRAIN_SECONDS, help="training budget of each model")
     parser.add_argument("--data", default=os.path.join(os.path.dirname(HERE), "..", "shared", "data", "inflection"))
     parser.add_argument("--work", default="runs", help="parent of the working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
     args = parser.parse_args()
+    if args.aligner != "levenshtein" and args.model != "hard":
+        parser.error(f"--aligner={args.aligner}: only the hard model reads an oracle (--model=hard)")
     sets = COLLECTIONS[args.collection]["sets"]
     for name in args.sets or sets:
         if name not in sets:
             parser.error(f"--sets: {name} is not a set of {args.collection} ({', '.join(sets)})")
         cell = run_set(args.collection, name, os.path.abspath(args.data), args.work, args.members,
-                       args.train_seconds, lambda m: print(m, flush=True), model=args.model)
+                       args.train_seconds, lambda m: print(m, flush=True), model=args.model, aligner=args.aligner,
+                       dev_only=args.dev_only)
         record(cell, args.note)
         print(json.dumps(cell, ensure_ascii=False), flush=True)
 

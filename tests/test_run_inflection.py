@@ -5,6 +5,7 @@ results_table.py shows it beside the paper's figures."""
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,32 +93,63 @@ def test_a_set_trains_its_members_votes_on_dev_and_keeps_the_votes_test_predicti
     assert cell["members"][0]["train_command"].endswith(f"--working_dir={os.path.relpath(members[0])}")
 
 
-def test_a_member_better_on_dev_than_the_vote_gives_the_predictions_and_one_member_has_no_vote(tmp_path, fake):
+def test_the_vote_gives_the_predictions_even_where_a_member_is_better_on_dev_and_one_member_has_no_vote(
+        tmp_path, fake):
     fake_layout(tmp_path / "data", "celex", "fold3")
     runs = fake({"seed1": 0.5, "seed2": 0.9, "ensemble": 0.8})
     cell = run_inflection.run_set("celex", "fold3", str(tmp_path / "data"), str(tmp_path / "work"), 2, 600, print,
                                   results=str(tmp_path / "results"))
-    assert cell["predictions"]["configuration"] == "seed2" and flag(runs.trained[0][0], "embedding_size") == "100"
-    assert "--ensemble" not in " ".join(runs.tested[-1][0])
+    assert cell["predictions"]["configuration"] == "ensemble" and flag(runs.trained[0][0], "embedding_size") == "100"
+    assert "--ensemble=" in " ".join(runs.tested[-1][0])
     kept = tmp_path / "results" / "inflection" / "celex" / "fold3.test-predictions"
-    assert kept.read_text(encoding="utf-8").splitlines() == [f"{line}\tseed2" for line in COVERED]
+    assert kept.read_text(encoding="utf-8").splitlines() == [f"{line}\tensemble" for line in COVERED]
     runs = fake({"seed1": 0.5})
     cell = run_inflection.run_set("celex", "fold3", str(tmp_path / "data"), str(tmp_path / "work"), 1, 600, print,
                                   results=str(tmp_path / "results"))
     assert cell["ensemble"] is None and cell["predictions"]["configuration"] == "seed1"
     assert [name for _, _, name in runs.tested] == ["dev", "test"]
+    assert kept.read_text(encoding="utf-8").splitlines() == [f"{line}\tseed1" for line in COVERED]
 
 
-def test_the_vote_wins_a_tie_with_a_member():
-    members = [{"seed": 1, "dev": {"accuracy": 0.7}}, {"seed": 2, "dev": {"accuracy": 0.8}}]
-    assert run_inflection.best_configuration(members, ["a", "b"], {"accuracy": 0.8}, "v") == (
-        "ensemble", "v", ["--ensemble=a,b"])
-    assert run_inflection.best_configuration(members, ["a", "b"], {"accuracy": 0.75}, "v") == ("seed2", "b", [])
-    assert run_inflection.best_configuration(members[:1] * 2, ["a", "b"], None, "v") == ("seed1", "a", [])
+def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps_the_predicting_cell(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "arabic")
+    work, results = str(tmp_path / "work"), str(tmp_path / "results")
+    runs = fake({"seed1": 0.5, "seed2": 0.75, "ensemble": 0.8})
+    full = run_inflection.run_set("sigmorphon2016", "arabic", str(tmp_path / "data"), work, 2, 600, print,
+                                  results=results)
+    kept = tmp_path / "results" / "inflection" / "sigmorphon2016" / "arabic-task1-test-predictions"
+    before = kept.read_text(encoding="utf-8")
+    runs = fake({"seed1": 0.625, "seed2": 0.75, "ensemble": 0.875})
+    dev = run_inflection.run_set("sigmorphon2016", "arabic", str(tmp_path / "data"), work, 2, 600, print,
+                                 results=results, aligner="corpus", dev_only=True)
+    assert all("--aligner=corpus" in c and os.path.relpath(d, work).startswith("inflection_corpus")
+               for c, d, _ in runs.trained)
+    assert [name for _, _, name in runs.tested] == ["dev", "dev", "dev"]  # no test set read, none written
+    assert dev["predictions"] is None and kept.read_text(encoding="utf-8") == before
+    assert "--aligner" not in " ".join(full["members"][0]["train_command"])
+    for cell in (full, dev):
+        run_inflection.record(cell, "N", results=results)
+    recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
+    assert [(c["aligner"], c["predictions"] is None) for c in recorded] == [("levenshtein", False), ("corpus", True)]
+    text = "\n".join(results_table.inflection_table(recorded))
+    assert "| arabic | hard | 50.00 | **80.00** (2) |" in text  # the predicting cell's figures in the main table
+    assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text
+    assert "Average (the vote's, else the single model's): levenshtein 80.00 (1 sets), corpus 87.50 (1 sets)." in text
+    assert "dev only, no test predictions" in text
+
+
+def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "sigmorphon2016", "--model", "soft", "--aligner", "corpus"])
+    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as stop:
+        run_inflection.main()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        "--aligner=corpus: only the hard model reads an oracle (--model=hard)")
 
 
 def test_recording_a_set_replaces_its_earlier_cell_and_keeps_the_others(tmp_path):
-    cell = {"collection": "celex", "set": "fold0", "model": "hard_attention", "value": 1}
+    cell = {"collection": "celex", "set": "fold0", "model": "hard_attention", "predictions": {}, "value": 1}
     other = dict(cell, set="fold1")
     for recorded in (cell, other, dict(cell, value=2)):
         run_inflection.record(recorded, "N", results=str(tmp_path))
