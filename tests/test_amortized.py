@@ -169,13 +169,15 @@ def test_both_directions_needs_amortized_translation(changes):
 @pytest.mark.parametrize("both", [False, True])
 def test_self_loss_weighs_only_the_language_models_own_sentence_terms(both):
     batch = batch_of(*reversal_corpus(8))
-    losses = {}
+    losses, terms = {}, {}
     for weight in (1.0, 0.0):
-        per, _, terms = bound_model(amortize="encoder", refine_steps=2, both_directions=both,
-                              self_loss=weight).sentence_losses(batch, "parallel")
+        per, _, terms[weight] = bound_model(amortize="encoder", refine_steps=2, both_directions=both,
+                                            self_loss=weight).sentence_losses(batch, "parallel")
         losses[weight] = per.numpy()
-    own = terms["prediction_a"] + (terms["prediction_b_from_b"] if both else 0.0)
+    own = terms[1.0]["prediction_a"] + (terms[1.0]["prediction_b_from_b"] if both else 0.0)
     np.testing.assert_allclose(losses[1.0] - losses[0.0], own.numpy(), rtol=1e-5)
+    # At 0 the own-sentence passes are not run (their terms would only be logged).
+    assert not {"prediction_a", "prediction_b_from_b"} & set(terms[0.0])
 
 
 def binding_term(model, batch):

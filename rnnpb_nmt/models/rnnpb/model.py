@@ -142,12 +142,16 @@ class BoundRNNPB(NMTModel):
             _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
         if t.pb_binding == "mean":  # one PB per pair, as the thesis's hard-bound table
             pb = pb_b = (pb + pb_b) / 2
-        ce_a, _ = self.lm_a.sentence_losses(batch["src"], pb, rng)
-        ce_b, tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
-        terms = {"prediction_a": ce_a, "prediction_b": ce_b, "perplexity": tf.exp(ce_b / tokens_b)}
         # --self_loss: how much a language model also learns to generate its own sentence from
-        # the PB refined on that sentence, a PB that translation never gives it.
-        loss = t.self_loss * ce_a + prior + ce_b
+        # the PB refined on that sentence, a PB that translation never gives it. At 0 its passes
+        # are not run at all (with --both_directions, 15 % of a step: docs/performance.md).
+        terms, loss = {}, prior
+        if t.self_loss:
+            terms["prediction_a"], _ = self.lm_a.sentence_losses(batch["src"], pb, rng)
+            loss += t.self_loss * terms["prediction_a"]
+        terms["prediction_b"], tokens_b = self.lm_b.sentence_losses(batch["tgt"], pb, rng)
+        terms["perplexity"] = tf.exp(terms["prediction_b"] / tokens_b)
+        loss += terms["prediction_b"]
         if t.pb_binding == "soft":
             terms["binding"] = binding_loss(pb, pb_b, t.pb_binding_strength)
             loss += terms["binding"]
@@ -155,9 +159,11 @@ class BoundRNNPB(NMTModel):
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
         if t.both_directions and t.pb_binding != "mean":  # the pair B->A: the target's PB generates the source in A
-            terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
+            if t.self_loss:
+                terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
+                loss += t.self_loss * terms["prediction_b_from_b"]
             terms["prediction_a_from_b"], _ = self.lm_a.sentence_losses(batch["src"], pb_b, rng)
-            loss += t.self_loss * terms["prediction_b_from_b"] + terms["prediction_a_from_b"] + self._prior(pb_b)
+            loss += terms["prediction_a_from_b"] + self._prior(pb_b)
         if t.encoder_binding and self.config.model.amortize == "encoder":  # B's encoder, for B->A
             terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"]), t.encoder_binding)
             loss += terms["encoder_binding"]
