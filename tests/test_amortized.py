@@ -49,6 +49,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "learned", "refine_steps": 2, "both_directions": True, "pb_binding": "soft", "self_loss": 0.0},
     {"amortize": "encoder", "refine_steps": 2, "pb_binding": "mean"},
     {"amortize": "encoder", "refine_steps": 0, "proposal_layers": 2, "pb_binding": "soft", "both_directions": True},
+    {"amortize": "encoder", "refine_steps": 1, "proposal_output": "state", "num_PB": 32},
     {"pb_prior": 0.1},
 ])
 @pytest.mark.long  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
@@ -234,3 +235,19 @@ def test_soft_binding_brings_a_pairs_two_pbs_together():
         found[binding] = bitext_retrieval(*pbs, [tuple(s) for s in src], [tuple(t) for t in tgt])
     assert found["soft"]["binding_ratio"] < 0.75 * found["none"]["binding_ratio"]
     assert found["soft"]["p_at_1_source_to_target"] > found["none"]["p_at_1_source_to_target"]
+
+
+def test_a_state_proposal_is_the_encoders_final_state_and_its_size_is_the_pbs():
+    """--proposal_output=state: the proposed PB is every encoder layer's final (h, c), after the
+    sentence's last real token (padding changes nothing), and no map is learned on top of it."""
+    model = bound_model(amortize="encoder", refine_steps=1, proposal_output="state", proposal_layers=2, num_PB=128)
+    batch = batch_of(*reversal_corpus(8))
+    proposal = model.proposal_a
+    _, states = proposal.lstm(proposal.embedding(batch["src"]), mask=batch["src"] != 0)
+    expected = np.concatenate([part.numpy() for layer in states for part in layer], axis=1)
+    np.testing.assert_allclose(proposal(batch["src"]).numpy(), expected, rtol=1e-6)
+    assert expected.shape == (8, 128) and proposal.output_layer is None
+    padded = tf.pad(batch["src"], [[0, 0], [0, 3]])
+    np.testing.assert_allclose(proposal(padded).numpy(), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(UserError, match=r"--proposal_output=state: .* give --num_PB=128 \(not 64\)"):
+        bound_model(amortize="encoder", proposal_output="state", proposal_layers=2, num_PB=64)

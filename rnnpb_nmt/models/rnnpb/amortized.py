@@ -25,18 +25,25 @@ from rnnpb_nmt.models.losses import token_mask
 
 
 class PBProposal(tf.keras.layers.Layer):
-    """The PB a sentence's refinement starts from: an LSTM encoder's, or one learned vector."""
+    """The PB a sentence's refinement starts from: an LSTM encoder's, or one learned vector.
 
-    def __init__(self, kind, vocab_size, embedding_size, units, num_pb, layers=1, **kwargs):
+    The encoder's PB is a learned linear map of its top layer's final output (``output="dense"``),
+    or its final state itself, every layer's (h, c) (``output="state"``, ``--proposal_output``):
+    on the demo corpus the map lost most of what the encoder read (dev perplexity 6.32 against
+    3.58, run_scripts/results/notes/bound_translation.md, 2026-11-27)."""
+
+    def __init__(self, kind, vocab_size, embedding_size, units, num_pb, layers=1, output="dense", **kwargs):
         super().__init__(**kwargs)
         self.kind, self.num_pb = kind, num_pb
         if kind == "encoder":
             self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
             self.lstm = StackedRNN(units, layers, name="lstm")
-            self.output_layer = tf.keras.layers.Dense(num_pb, name="output")
             self.embedding.build([None])
             self.lstm.build([None, None, embedding_size])
-            self.output_layer.build([None, units])
+            self.output_layer = None
+            if output == "dense":
+                self.output_layer = tf.keras.layers.Dense(num_pb, name="output")
+                self.output_layer.build([None, units])
         else:  # one vector for all sentences: the steps alone tell sentences apart
             self.start = self.add_weight("start", [num_pb], initializer="zeros")
 
@@ -45,6 +52,8 @@ class PBProposal(tf.keras.layers.Layer):
         if self.kind != "encoder":
             return tf.tile(self.start[None], [tf.shape(seq)[0], 1])
         _, states = self.lstm(self.embedding(seq), mask=token_mask(seq))
+        if self.output_layer is None:
+            return tf.concat([part for layer in states for part in layer], axis=1)
         return self.output_layer(states[-1][0])
 
 

@@ -64,8 +64,14 @@ class BoundRNNPB(NMTModel):
             self.pbs = PBTables(data.num_train, m.num_PB, m.bind_hard, data.num_mono1, data.num_mono2)
             return
 
+        state_size = 2 * m.proposal_layers * m.units  # (h, c) of each of the encoder's layers
+        if m.amortize == "encoder" and m.proposal_output == "state" and m.num_PB != state_size:
+            raise UserError(f"--proposal_output=state: the PB is the encoder's final state, 2 x --proposal_layers x "
+                            f"--units = {state_size} numbers; give --num_PB={state_size} (not {m.num_PB})")
+
         def proposal(vocab, name):
-            return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers, name=name)
+            return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
+                              m.proposal_output, name=name)
 
         self.proposal_a = proposal(vocab1, "proposal_a")
         self.proposal_b = self.proposal_a if m.autoencode else proposal(vocab2, "proposal_b")

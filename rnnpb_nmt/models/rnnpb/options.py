@@ -31,6 +31,10 @@ class ModelOptions:
     proposal_layers: int = option(1, "--amortize=encoder: LSTM layers of the encoder that proposes a sentence's PB "
                                      "(as many as --num_layers makes it as deep as the language model whose "
                                      "refinement steps it replaces)", 1, 100, legacy=1, only=("amortize", ("encoder",)))
+    proposal_output: str = option(
+        "dense", "--amortize=encoder: the proposed PB is a learned linear map of the encoder's top output (dense), "
+        "or the encoder's final state itself, every layer's (h, c) (state: --num_PB must be 2 x --proposal_layers x "
+        "--units)", choices=("dense", "state"), legacy="dense", only=("amortize", ("encoder",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
 
