@@ -224,20 +224,30 @@ def oracle_table(cells):
              "model (seed 1) and the vote of the set's models, each aligner's latest run.", "",
              "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in ALIGNERS) + " |",
              "|---|---|" + "---|---|" * len(ALIGNERS)]
-    totals = {a: [] for a in ALIGNERS}
     for collection, name in sets:
         row = []
         for aligner in ALIGNERS:
             c = latest.get((collection, name, aligner))
-            if c is None:
-                row += ["–", "–"]
-                continue
-            totals[aligner].append(set_accuracy(c))
-            vote = f"{percent(c['ensemble']['accuracy'])} ({len(c['members'])})" if c["ensemble"] else "–"
-            row += [percent(c["members"][0]["dev"]["accuracy"]), vote]
+            vote = c and c["ensemble"] and f"{percent(c['ensemble']['accuracy'])} ({len(c['members'])})"
+            row += [percent(c["members"][0]["dev"]["accuracy"]) if c else "–", vote or "–"]
         lines.append(f"| {collection} | {name} | " + " | ".join(row) + " |")
-    averages = ", ".join(f"{a} {percent(sum(v) / len(v))} ({len(v)} sets)" for a, v in totals.items() if v)
-    return lines + ["", f"Average (the vote's, else the single model's): {averages}.", ""]
+    return lines + ["", oracle_averages(latest, sets), ""]
+
+
+def oracle_averages(latest, sets):
+    """Each aligner's mean dev accuracy, like for like: single models over the sets every aligner
+    has, votes over the sets every aligner has a vote of."""
+    cells = [[latest.get((collection, name, a)) for a in ALIGNERS] for collection, name in sets]
+    singles = [[c["members"][0]["dev"]["accuracy"] for c in row] for row in cells if all(row)]
+    votes = [[c["ensemble"]["accuracy"] for c in row] for row in cells if all(c and c["ensemble"] for c in row)]
+    said = []
+    for kind, rows in (("single models", singles), ("votes", votes)):
+        if not rows:
+            said.append(f"{kind}: no set has one of every aligner yet")
+            continue
+        means = ", ".join(f"{a} {percent(sum(r[i] for r in rows) / len(rows))}" for i, a in enumerate(ALIGNERS))
+        said.append(f"{kind} over the {len(rows)} sets every aligner has: {means}")
+    return "Averages: " + "; ".join(said) + "."
 
 
 def inflection_table(cells):

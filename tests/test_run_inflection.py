@@ -134,8 +134,17 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     text = "\n".join(results_table.inflection_table(recorded))
     assert "| arabic | hard | 50.00 | **80.00** (2) |" in text  # the predicting cell's figures in the main table
     assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text
-    assert "Average (the vote's, else the single model's): levenshtein 80.00 (1 sets), corpus 87.50 (1 sets)." in text
+    assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
+            "votes over the 1 sets every aligner has: levenshtein 80.00, corpus 87.50.") in text
     assert "dev only, no test predictions" in text
+    single = run_inflection.run_set("sigmorphon2016", "arabic", str(tmp_path / "data"), work, 1, 600, print,
+                                    results=results, aligner="corpus", dev_only=True)  # one member: no vote
+    run_inflection.record(single, "N", results=results)
+    recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
+    text = "\n".join(results_table.inflection_table(recorded))
+    assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | – |" in text
+    assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
+            "votes: no set has one of every aligner yet.") in text
 
 
 def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
