@@ -97,6 +97,11 @@ def training_flags(collection, seed, model="hard", aligner="levenshtein"):
             f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
 
 
+def aligner_of(cell):
+    """The aligner a recorded cell's hard model was trained with (Levenshtein's before cells named one)."""
+    return cell.get("aligner", "levenshtein")
+
+
 def predictions_name(covered):
     """The name of a covered test file's predictions: ``german-task1-test-covered`` ->
     ``german-task1-test-predictions``."""

@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 from experiments import EXPERIMENTS  # noqa: E402
-from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS  # noqa: E402
+from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_STOPPING, TRAIN_SECONDS, stopping_of  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
@@ -213,7 +213,7 @@ def predicting_cells(cells):
 def oracle_table(cells):
     """Issue 46's choice of the hard model's oracle, made on dev: per set with a cell of more than
     one aligner, each aligner's single-model and vote dev accuracy (its latest cell)."""
-    latest = {(c["collection"], c["set"], c.get("aligner", "levenshtein")): c
+    latest = {(c["collection"], c["set"], aligner_of(c)): c
               for c in cells if c["model"] == MODELS["hard"]["name"]}
     sets = [(collection, name) for collection, spec in COLLECTIONS.items() for name in spec["sets"]
             if len({a for (co, n, a) in latest if (co, n) == (collection, name)}) > 1]
@@ -285,7 +285,7 @@ def inflection_table(cells):
         commands += [predictions["test_command"]] if predictions else []
         kept = (f"{predictions['lines']} test predictions in `{predictions['file']}`" if predictions
                 else "dev only, no test predictions")
-        lines += [f"`{c['collection']}` `{c['set']}` ({c['model']}, {c.get('aligner', 'levenshtein')} oracle, "
+        lines += [f"`{c['collection']}` `{c['set']}` ({c['model']}, {aligner_of(c)} oracle, "
                   f"{c['date']}, {c['machine']}): {kept}. {c['note']}", "", "```", *commands, "```", ""]
     return lines
 

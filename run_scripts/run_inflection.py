@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
-from inflection_experiments import predictions_name  # noqa: E402
+from inflection_experiments import aligner_of, predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
@@ -90,10 +90,9 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS,
 
 
 def cell_key(cell):
-    """What makes a recorded cell: its set, model, aligner (Levenshtein's before cells named one) and
-    whether it predicted the test set, so that a dev-only run never replaces a cell's predictions."""
-    return (cell["collection"], cell["set"], cell["model"], cell.get("aligner", "levenshtein"),
-            cell["predictions"] is None)
+    """What makes a recorded cell: its set, model, aligner and whether it predicted the test set, so
+    that a dev-only run never replaces a cell's predictions."""
+    return cell["collection"], cell["set"], cell["model"], aligner_of(cell), cell["predictions"] is None
 
 
 def record(cell, note, results=RESULTS):
