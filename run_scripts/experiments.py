@@ -119,6 +119,11 @@ ABLATION_CONFIGS = {
     "bound_encoder_k2": steps(BOUND_SOFT, 2, "encoder"),
     "bound_learned_k1": steps(BOUND_SOFT, 1),
     "bound_learned_k4": steps(BOUND_SOFT, 4),
+    # The encoder's proposal with no output layer: the PB is the encoder's final (h, c) of both layers
+    # (2 x 2 x 256 = the 1024 PBs), which lost far less of the source on the demo corpus (notes,
+    # 2026-11-27): one-shot (k0) and with one refinement step (k1).
+    "bound_state_k0": [*steps(BOUND_SOFT, 0, "encoder"), "--proposal_output=state"],
+    "bound_state_k1": [*steps(BOUND_SOFT, 1, "encoder"), "--proposal_output=state"],
 }
 
 
