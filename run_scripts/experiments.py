@@ -126,6 +126,10 @@ ABLATION_CONFIGS = {
     # and with one refinement step (k1).
     "bound_state_k0": [*steps(BOUND_SOFT_01, 0, "encoder"), "--proposal_output=state"],
     "bound_state_k1": [*steps(BOUND_SOFT_01, 1, "encoder"), "--proposal_output=state"],
+    # The same with the PB as the language models' initial state, read by no step (--pb_input=state),
+    # which learned far more than the PB in the gates on the demo corpus (notes, 2026-11-27).
+    "bound_pbstate_k0": [*steps(BOUND_SOFT_01, 0, "encoder"), "--proposal_output=state", "--pb_input=state"],
+    "bound_pbstate_k1": [*steps(BOUND_SOFT_01, 1, "encoder"), "--proposal_output=state", "--pb_input=state"],
 }
 
 

@@ -10,6 +10,7 @@ import tensorflow as tf
 from rnnpb_nmt.data.dataset import make_dataset
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.metrics import bitext_retrieval
+from rnnpb_nmt.models.losses import decoder_inputs
 from rnnpb_nmt.models.rnnpb.binding import binding_loss
 from rnnpb_nmt.train.step import Trainer
 
@@ -50,6 +51,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 2, "pb_binding": "mean"},
     {"amortize": "encoder", "refine_steps": 0, "proposal_layers": 2, "pb_binding": "soft", "both_directions": True},
     {"amortize": "encoder", "refine_steps": 1, "proposal_output": "state", "num_PB": 32},
+    {"amortize": "encoder", "refine_steps": 1, "proposal_output": "state", "pb_input": "state", "num_PB": 32},
     {"pb_prior": 0.1},
 ])
 @pytest.mark.long  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
@@ -251,3 +253,30 @@ def test_a_state_proposal_is_the_encoders_final_state_and_its_size_is_the_pbs():
     np.testing.assert_allclose(proposal(padded).numpy(), expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(UserError, match=r"--proposal_output=state: .* give --num_PB=128 \(not 64\)"):
         bound_model(amortize="encoder", proposal_output="state", proposal_layers=2, num_PB=64)
+
+
+@pytest.mark.parametrize("pb_input", ["gates", "state"])
+def test_generation_step_by_step_gives_the_teacher_forced_probabilities(pb_input):
+    """What training scores (a whole sentence, teacher forced) is what translation's steps compute,
+    whichever way the language model reads its PB; a PB read as the state is the LSTMs' initial
+    (h, c), layer by layer, and layer 1 then has no PB input weights."""
+    model = bound_model(amortize="encoder", refine_steps=1, pb_input=pb_input, num_PB=128)
+    lm, seq = model.lm_b, batch_of(*reversal_corpus(8))["tgt"]
+    pb = tf.random.stateless_normal([8, 128], seed=[1, 2])
+    summed, _ = lm.sentence_losses(seq, pb)
+    state, inputs, stepped = lm.start_state(pb), decoder_inputs(seq), 0.0
+    for t in range(seq.shape[1]):
+        logits, state = lm.step(inputs[:, t], state)
+        ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=seq[:, t], logits=logits)
+        stepped += ce * tf.cast(seq[:, t] != 0, tf.float32)
+    np.testing.assert_allclose(stepped.numpy(), summed.numpy(), rtol=1e-4)
+    other, _ = lm.sentence_losses(seq, tf.roll(pb, 1, axis=0))
+    assert not np.allclose(other.numpy(), summed.numpy(), rtol=1e-3)  # the PB is read
+    if pb_input == "state":
+        assert lm.lstm.kernels[0].shape[0] == 16  # the embedding alone
+        np.testing.assert_allclose(lm.start_state(pb)["lstm"][1][1].numpy(), pb[:, 96:].numpy())  # layer 2's c
+
+
+def test_a_pb_read_as_the_state_must_be_the_state_size():
+    with pytest.raises(UserError, match=r"--pb_input=state: .* give --num_PB=128 \(not 64\)"):
+        bound_model(pb_input="state", num_PB=64)

@@ -4,6 +4,10 @@
 
 The PB share of LSTM1's input product is computed once per sentence (``rnnpb_nmt.layers.recurrent``), which is
 the same model as concatenating it at every step.
+
+With ``pb_input="state"`` (``--pb_input``) the PB is instead the LSTMs' initial state, every layer's (h, c), and
+no step reads it: on the demo corpus a bound model whose PB is its encoder's final state learned far more
+this way (run_scripts/results/notes/bound_translation.md, 2026-11-27).
 """
 
 import tensorflow as tf
@@ -13,15 +17,15 @@ from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy
 
 
 class RNNPBLanguageModel(tf.keras.layers.Layer):
-    """Embedding, ``num_layers`` LSTMs fed the PB at every step, softmax output."""
+    """Embedding, ``num_layers`` LSTMs fed the PB at every step (or started from it), softmax output."""
 
     def __init__(self, vocab_size, embedding_size, units, num_layers, num_pb, dropout=0.0, sigma=0.0,
-                 pb_dropout=True, **kwargs):
+                 pb_dropout=True, pb_input="gates", **kwargs):
         super().__init__(**kwargs)
-        self.num_pb, self.sigma = num_pb, sigma
+        self.num_pb, self.sigma, self.pb_input = num_pb, sigma, pb_input
         self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb, constant_dropout=pb_dropout,
-                               name="lstm")
+        self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb if pb_input == "gates" else 0,
+                               constant_dropout=pb_dropout, name="lstm")
         self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
         self.embedding.build([None])
         self.lstm.build([None, None, embedding_size])
@@ -33,14 +37,26 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
         that draws the N(0, sigma) noise added to the PBs and the dropout masks."""
         if rng is not None and self.sigma > 0:
             pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
-        outputs, _ = self.lstm(self.embedding(decoder_inputs(seq)), constant=pb, rng=rng)
+        inputs = self.embedding(decoder_inputs(seq))
+        if self.pb_input == "state":
+            outputs, _ = self.lstm(inputs, initial_state=self._pb_state(pb), rng=rng)
+        else:
+            outputs, _ = self.lstm(inputs, constant=pb, rng=rng)
         return summed_cross_entropy(self.output_layer(outputs), seq)
 
+    def _pb_state(self, pb):
+        """The PBs (N, num_PB) as the LSTMs' states: layer 1's (h, c), then layer 2's, ..."""
+        parts = tf.split(pb, 2 * self.lstm.num_layers, axis=1)
+        return [(parts[2 * i], parts[2 * i + 1]) for i in range(self.lstm.num_layers)]
+
     def start_state(self, pb):
-        """Generation state for PB vectors (N, num_PB): zero LSTM states, the PB's gate share."""
+        """Generation state for PB vectors (N, num_PB): zero LSTM states and the PB's gate share,
+        or (``pb_input="state"``) the PB as the LSTM states."""
+        if self.pb_input == "state":
+            return {"lstm": self._pb_state(pb)}
         return {"lstm": self.lstm.zero_state(tf.shape(pb)[0]), "pb_gates": self.lstm.constant_gates(pb)}
 
     def step(self, tokens, state):
         """Next-word logits after ``tokens`` (N,), and the new state."""
-        output, lstm_state = self.lstm.step(self.embedding(tokens), state["lstm"], state["pb_gates"])
-        return self.output_layer(output), {"lstm": lstm_state, "pb_gates": state["pb_gates"]}
+        output, lstm_state = self.lstm.step(self.embedding(tokens), state["lstm"], state.get("pb_gates"))
+        return self.output_layer(output), {**state, "lstm": lstm_state}

@@ -52,7 +52,12 @@ class BoundRNNPB(NMTModel):
 
         def language_model(vocab, name):
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
-                                      m.sigma, pb_dropout=not m.no_pb_dropout, name=name)
+                                      m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input, name=name)
+
+        lm_state = 2 * m.num_layers * m.units  # (h, c) of each of a language model's layers
+        if m.pb_input == "state" and m.num_PB != lm_state:
+            raise UserError(f"--pb_input=state: the PB is a language model's initial state, 2 x --num_layers x "
+                            f"--units = {lm_state} numbers; give --num_PB={lm_state} (not {m.num_PB})")
 
         self.lm_a = language_model(vocab1, "rnnpb_a")
         self.lm_b = self.lm_a if m.autoencode else language_model(vocab2, "rnnpb_b")

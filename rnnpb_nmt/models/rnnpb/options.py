@@ -23,6 +23,10 @@ class ModelOptions:
         False, "rnnpbnmt: --dropout drops word inputs and hidden units but never PB components (the thesis's "
         "Keras input dropout, and ours by default, drops PB components at layer 1's input too)", legacy=False,
         only=("model", ("rnnpbnmt",)))
+    pb_input: str = option(
+        "gates", "rnnpbnmt: how a language model reads its PB: gates (the thesis: an input of layer 1 at every step) "
+        "or state (the PB is its LSTMs' initial state, every layer's (h, c), read by no step; --num_PB must be "
+        "2 x --num_layers x --units)", choices=("gates", "state"), legacy="gates", only=("model", ("rnnpbnmt",)))
     amortize: str = option(
         "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "
         "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "
