@@ -52,6 +52,7 @@ def test_the_thesis_configuration_computes_what_it_did(changes, loss, first_step
     {"amortize": "encoder", "refine_steps": 0, "proposal_layers": 2, "pb_binding": "soft", "both_directions": True},
     {"amortize": "encoder", "refine_steps": 1, "proposal_output": "state", "num_PB": 32},
     {"amortize": "encoder", "refine_steps": 1, "proposal_output": "state", "pb_input": "state", "num_PB": 32},
+    {"amortize": "encoder", "refine_steps": 0, "proposal_reverse": True},
     {"pb_prior": 0.1},
 ])
 @pytest.mark.long  # 4 epochs of a tiny model, each option (5-12 s of CPU, most of it tracing)
@@ -253,6 +254,26 @@ def test_a_state_proposal_is_the_encoders_final_state_and_its_size_is_the_pbs():
     np.testing.assert_allclose(proposal(padded).numpy(), expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(UserError, match=r"--proposal_output=state: .* give --num_PB=128 \(not 64\)"):
         bound_model(amortize="encoder", proposal_output="state", proposal_layers=2, num_PB=64)
+
+
+def test_a_reversed_proposal_reads_the_words_backwards_with_end_last():
+    """--proposal_reverse: the encoder's PB of a sentence is the unreversed encoder's PB of the
+    sentence written backwards (its <end> still last); padding changes nothing."""
+    forward = bound_model(amortize="encoder", refine_steps=1, proposal_output="state", num_PB=128,
+                          proposal_layers=2)
+    backward = bound_model(amortize="encoder", refine_steps=1, proposal_output="state", num_PB=128,
+                           proposal_layers=2, proposal_reverse=True)
+    backward.proposal_a.set_weights(forward.proposal_a.get_weights())
+    src = batch_of(*reversal_corpus(8))["src"].numpy()
+    flipped = np.zeros_like(src)
+    for i, row in enumerate(src):
+        words = row[row != 0]
+        flipped[i, :len(words)] = [*words[-2::-1], words[-1]]
+    np.testing.assert_allclose(backward.proposal_a(src).numpy(), forward.proposal_a(flipped).numpy(), rtol=1e-5)
+    assert not np.allclose(backward.proposal_a(src).numpy(), forward.proposal_a(src).numpy(), rtol=1e-3)
+    padded = np.pad(src, [[0, 0], [0, 3]])
+    np.testing.assert_allclose(backward.proposal_a(padded).numpy(), backward.proposal_a(src).numpy(),
+                               rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("pb_input", ["gates", "state"])

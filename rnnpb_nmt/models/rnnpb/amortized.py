@@ -21,7 +21,7 @@ import math
 import tensorflow as tf
 
 from rnnpb_nmt.layers.recurrent import StackedRNN
-from rnnpb_nmt.models.losses import token_mask
+from rnnpb_nmt.models.losses import reverse_words, token_mask
 
 
 class PBProposal(tf.keras.layers.Layer):
@@ -32,9 +32,10 @@ class PBProposal(tf.keras.layers.Layer):
     on the demo corpus the map lost most of what the encoder read (dev perplexity 6.32 against
     3.58, run_scripts/results/notes/bound_translation.md, 2026-11-27)."""
 
-    def __init__(self, kind, vocab_size, embedding_size, units, num_pb, layers=1, output="dense", **kwargs):
+    def __init__(self, kind, vocab_size, embedding_size, units, num_pb, layers=1, output="dense", reverse=False,
+                 **kwargs):
         super().__init__(**kwargs)
-        self.kind, self.num_pb = kind, num_pb
+        self.kind, self.num_pb, self.reverse = kind, num_pb, reverse
         if kind == "encoder":
             self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
             self.lstm = StackedRNN(units, layers, name="lstm")
@@ -51,6 +52,8 @@ class PBProposal(tf.keras.layers.Layer):
         """Proposed PBs (B, num_PB) of sentences ``seq`` (B, T)."""
         if self.kind != "encoder":
             return tf.tile(self.start[None], [tf.shape(seq)[0], 1])
+        if self.reverse:
+            seq = reverse_words(seq)
         _, states = self.lstm(self.embedding(seq), mask=token_mask(seq))
         if self.output_layer is None:
             return tf.concat([part for layer in states for part in layer], axis=1)

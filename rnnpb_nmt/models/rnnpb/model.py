@@ -76,7 +76,7 @@ class BoundRNNPB(NMTModel):
 
         def proposal(vocab, name):
             return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
-                              m.proposal_output, name=name)
+                              m.proposal_output, m.proposal_reverse, name=name)
 
         self.proposal_a = proposal(vocab1, "proposal_a")
         self.proposal_b = self.proposal_a if m.autoencode else proposal(vocab2, "proposal_b")

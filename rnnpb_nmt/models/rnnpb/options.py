@@ -39,6 +39,10 @@ class ModelOptions:
         "dense", "--amortize=encoder: the proposed PB is a learned linear map of the encoder's top output (dense), "
         "or the encoder's final state itself, every layer's (h, c) (state: --num_PB must be 2 x --proposal_layers x "
         "--units)", choices=("dense", "state"), legacy="dense", only=("amortize", ("encoder",)))
+    proposal_reverse: bool = option(
+        False, "--amortize=encoder: the encoder reads each sentence backwards (its <end> still last), as a "
+        "seq-to-seq's --reverse_source: the PB then holds the sentence's start most clearly, which generation "
+        "needs first", legacy=False, only=("amortize", ("encoder",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
 

@@ -24,7 +24,7 @@ import tensorflow as tf
 from rnnpb_nmt.layers.attention import ContentAttention, LocationAttention
 from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
 from rnnpb_nmt.layers.recurrent import StackedRNN
-from rnnpb_nmt.models.losses import decoder_inputs, token_mask
+from rnnpb_nmt.models.losses import decoder_inputs, reverse_words, token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
 
@@ -73,7 +73,7 @@ class EncoderDecoder(TeacherForcedModel):
         mask = token_mask(src)
         lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
         if self.config.model.reverse_source:
-            src = tf.reverse_sequence(src, lengths - 1, seq_axis=1, batch_axis=0)
+            src = reverse_words(src)
         if self.config.model.bidirectional:
             outputs, states = self.encoder(self.src_embedding(src), lengths, rng=rng, return_state=True)
         else:
