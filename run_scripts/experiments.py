@@ -130,6 +130,10 @@ ABLATION_CONFIGS = {
     # which learned far more than the PB in the gates on the demo corpus (notes, 2026-11-27).
     "bound_pbstate_k0": [*steps(BOUND_SOFT_01, 0, "encoder"), "--proposal_output=state", "--pb_input=state"],
     "bound_pbstate_k1": [*steps(BOUND_SOFT_01, 1, "encoder"), "--proposal_output=state", "--pb_input=state"],
+    # bound_pbstate_k0 with the encoder reading the sentence backwards (--proposal_reverse), as the
+    # seq-to-seqs read their source: on the demo corpus it helped without refinement, not with one step.
+    "bound_pbstate_reverse_k0": [*steps(BOUND_SOFT_01, 0, "encoder"), "--proposal_output=state", "--pb_input=state",
+                                 "--proposal_reverse"],
 }
 
 
