@@ -30,7 +30,9 @@ KINDS = {
     "encdec": ("tokenized", ["--model=encdec", "--attention=none", "--tokenize=none"]),
     "encdec_content": ("tokenized", ["--model=encdec", "--attention=content"]),  # pretokenized: Moses outside
     "rnnpb_learned": ("tokenized", [*AMORTIZED, "--amortize=learned"]),
-    "rnnpb_encoder": ("tokenized", [*AMORTIZED, "--amortize=encoder", "--both_directions"]),
+    # The demo's bound model: the PB an encoder's final state (read backwards), the language models' initial state.
+    "rnnpb_encoder": ("tokenized", [*AMORTIZED, "--amortize=encoder", "--both_directions", "--proposal_output=state",
+                                    "--pb_input=state", "--proposal_reverse", "--num_PB=32"]),
     "hard_attention": ("inflection", ["--task=inflection", "--model=hard_attention", "--feature_size=4",
                                       "--max_trans_ratio=3"]),
     "moses_sentencepiece": ("raw", ["--model=encdec", "--attention=content", "--tokenize=moses",
