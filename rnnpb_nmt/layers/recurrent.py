@@ -47,6 +47,16 @@ class StackedRNN(tf.keras.layers.Layer):
         zeros = tf.zeros([batch_size, self.units])
         return [(zeros,) * self.cell.state_size for _ in range(self.num_layers)]
 
+    def state_vector(self, state):
+        """Every layer's state as one vector (B, num_layers x state_size x units): layer 1's parts
+        (an LSTM's h, c), then layer 2's, ...; ``state_of_vector`` reads it back."""
+        return tf.concat([part for layer in state for part in layer], axis=1)
+
+    def state_of_vector(self, vector):
+        parts = tf.split(vector, self.num_layers * self.cell.state_size, axis=1)
+        size = self.cell.state_size
+        return [tuple(parts[size * i: size * (i + 1)]) for i in range(self.num_layers)]
+
     def constant_gates(self, constant, dropout_mask=None):
         """Layer 1's gate contribution of the constant input: computed once, reused every step."""
         if dropout_mask is not None:

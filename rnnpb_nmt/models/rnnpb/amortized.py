@@ -56,7 +56,7 @@ class PBProposal(tf.keras.layers.Layer):
             seq = reverse_words(seq)
         _, states = self.lstm(self.embedding(seq), mask=token_mask(seq))
         if self.output_layer is None:
-            return tf.concat([part for layer in states for part in layer], axis=1)
+            return self.lstm.state_vector(states)
         return self.output_layer(states[-1][0])
 
 

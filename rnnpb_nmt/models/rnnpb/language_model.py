@@ -39,21 +39,16 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
             pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
         inputs = self.embedding(decoder_inputs(seq))
         if self.pb_input == "state":
-            outputs, _ = self.lstm(inputs, initial_state=self._pb_state(pb), rng=rng)
+            outputs, _ = self.lstm(inputs, initial_state=self.lstm.state_of_vector(pb), rng=rng)
         else:
             outputs, _ = self.lstm(inputs, constant=pb, rng=rng)
         return summed_cross_entropy(self.output_layer(outputs), seq)
-
-    def _pb_state(self, pb):
-        """The PBs (N, num_PB) as the LSTMs' states: layer 1's (h, c), then layer 2's, ..."""
-        parts = tf.split(pb, 2 * self.lstm.num_layers, axis=1)
-        return [(parts[2 * i], parts[2 * i + 1]) for i in range(self.lstm.num_layers)]
 
     def start_state(self, pb):
         """Generation state for PB vectors (N, num_PB): zero LSTM states and the PB's gate share,
         or (``pb_input="state"``) the PB as the LSTM states."""
         if self.pb_input == "state":
-            return {"lstm": self._pb_state(pb)}
+            return {"lstm": self.lstm.state_of_vector(pb)}
         return {"lstm": self.lstm.zero_state(tf.shape(pb)[0]), "pb_gates": self.lstm.constant_gates(pb)}
 
     def step(self, tokens, state):

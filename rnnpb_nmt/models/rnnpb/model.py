@@ -25,6 +25,14 @@ from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize
 from rnnpb_nmt.registry import register_model
 
 
+def _check_state_size(m, flag, what, layers):
+    """A PB that is an LSTM's state, (h, c) of each of its ``layers`` (an option's name), has that many numbers."""
+    size = 2 * getattr(m, layers) * m.units
+    if m.num_PB != size:
+        raise UserError(f"{flag}: the PB is {what}, 2 x --{layers} x --units = {size} numbers; "
+                        f"give --num_PB={size} (not {m.num_PB})")
+
+
 def _distinct(variables):
     """Each variable once, in the order first listed."""
     return list({id(v): v for v in variables}.values())
@@ -54,10 +62,8 @@ class BoundRNNPB(NMTModel):
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
                                       m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input, name=name)
 
-        lm_state = 2 * m.num_layers * m.units  # (h, c) of each of a language model's layers
-        if m.pb_input == "state" and m.num_PB != lm_state:
-            raise UserError(f"--pb_input=state: the PB is a language model's initial state, 2 x --num_layers x "
-                            f"--units = {lm_state} numbers; give --num_PB={lm_state} (not {m.num_PB})")
+        if m.pb_input == "state":
+            _check_state_size(m, "--pb_input=state", "a language model's initial state", "num_layers")
 
         self.lm_a = language_model(vocab1, "rnnpb_a")
         self.lm_b = self.lm_a if m.autoencode else language_model(vocab2, "rnnpb_b")
@@ -69,10 +75,8 @@ class BoundRNNPB(NMTModel):
             self.pbs = PBTables(data.num_train, m.num_PB, m.bind_hard, data.num_mono1, data.num_mono2)
             return
 
-        state_size = 2 * m.proposal_layers * m.units  # (h, c) of each of the encoder's layers
-        if m.amortize == "encoder" and m.proposal_output == "state" and m.num_PB != state_size:
-            raise UserError(f"--proposal_output=state: the PB is the encoder's final state, 2 x --proposal_layers x "
-                            f"--units = {state_size} numbers; give --num_PB={state_size} (not {m.num_PB})")
+        if m.amortize == "encoder" and m.proposal_output == "state":
+            _check_state_size(m, "--proposal_output=state", "the encoder's final state", "proposal_layers")
 
         def proposal(vocab, name):
             return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
