@@ -487,18 +487,21 @@ def fair_table(rows):
              "vocabularies; the bound_encoder_k*, bound_learned_k* and bound_state_k* rows are the ablation of iterative "
              "recognition (bound_state: the proposal is the encoder's final state, no output layer; bound_pbstate: "
              "that PB is also the language models' initial state, not an input of their gates; *_unbound: "
-             "the same with no binding term; easy50000 takes the best bound configuration on easy20000); "
+             "the same with no binding term; *_devbleu: the same configurations with the best epoch by dev BLEU instead "
+             "of dev perplexity (the dev set translated every epoch); easy50000 takes the best bound configuration "
+             "on easy20000); "
              "test BLEU is multi-bleu on the 2000 tokenized test sentences, "
              "*unseen* on those whose source is not a training sentence. Retrieval: for each distinct test "
              "source's PB (recognised in A), is its own translation's PB (recognised in B) the nearest by cosine "
              "(P@1), and back; binding ratio: distance to its own pair's PB over the median distance to the others.",
              "",
              "| configuration | data | direction | parameters | recorded | test BLEU | unseen BLEU | best epoch | "
-             "best dev perplexity | retrieval P@1 (A→B / B→A) | binding ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "best dev perplexity | best dev BLEU | retrieval P@1 (A→B / B→A) | binding ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (config, folder, direction), (specs, found) in fair_groups(rows).items():
         if not found:
-            lines.append(f"| {config} | {folder} | {direction} | – | 0 of {len(specs)} | not run yet | – | – | – | – | – |")
+            lines.append(f"| {config} | {folder} | {direction} | – | 0 of {len(specs)} | not run yet | – | – | – | – | – "
+                         "| – |")
             continue
         pick = functools.partial(_figures, found)
         retrieval = pick("retrieval_p_at_1_source_to_target")
@@ -506,6 +509,7 @@ def fair_table(rows):
             f"| {config} | {folder} | {direction} | {found[0].get('parameters', 0):,} | {len(found)} of {len(specs)} | "
             f"**{mean_sd(pick('bleu'))}** | {mean_sd(pick('bleu_unseen')) if pick('bleu_unseen') else '–'} | "
             f"{', '.join(map(str, pick('best_epoch')))} | {mean_sd(pick('best_dev_perplexity'))} | "
+            f"{mean_sd(pick('best_dev_score')) if pick('best_dev_score') else '–'} | "
             + (f"{mean_sd(retrieval, 3)} / {mean_sd(pick('retrieval_p_at_1_target_to_source'), 3)} | "
                f"{mean_sd(pick('retrieval_binding_ratio'), 3)} |" if retrieval else "– | – |"))
     lines.append("")

@@ -173,6 +173,9 @@ def summarize(row, working_dir, train, tested):
     for key in ("config", "seed", "source", "target"):
         if key in row:
             result[key] = row[key]
+    chosen = next((e for e in training["epochs"] if e["epoch"] == training["best_epoch"]), {})
+    if "dev_score" in chosen:  # --early_stopping_metric=score chose the epoch
+        result["best_dev_score"] = round(chosen["dev_score"], 4)
     if "config" in row:  # issue 47's rows: sizes are part of the comparison
         result["parameters"] = parameters(working_dir)
     if "reverse" in tested:

@@ -141,10 +141,13 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
     cells = lambda start: [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
     forward = cells("| bound_soft | easy/easy20000 | en→de |")
     assert forward[3:] == ["1,234,567", "2 of 3", "**32.00 ± 2.83 (2 seeds)**", "22.00 ± 2.83 (2 seeds)", "2, 2",
-                           "5.00 ± 0.00 (2 seeds)", "0.900 ± 0.000 (2 seeds) / 0.800 ± 0.000 (2 seeds)",
+                           "5.00 ± 0.00 (2 seeds)", "–", "0.900 ± 0.000 (2 seeds) / 0.800 ± 0.000 (2 seeds)",
                            "0.250 ± 0.000 (2 seeds)"]
     assert cells("| bound_soft | easy/easy20000 | de→en (same models) |")[5] == "**22.00 ± 2.83 (2 seeds)**"
     assert "not run yet" in cells("| encdec_attention | easy/easy20000 | en→de |")
+    by_bleu = next(s for s in specs if s["config"] == "encdec_devbleu" and s["source"] == "de")
+    lines = results_table.fair_table([*rows, fair_record(by_bleu, 15.0, best_dev_score=18.5)])
+    assert cells("| encdec_devbleu | easy/easy20000 | de→en |")[9:] == ["18.50 (1 seed)", "–", "–"]
     assert "train bound_soft_ende_easy20000_seed1\ntest\nreverse test\nanalyze" in "\n".join(lines)
     _, ours, _, count = results_table.fair_headline(rows)
     assert "bound_soft **32.00 ± 2.83 (2 seeds)**" in ours and "encdec not run yet" in ours
