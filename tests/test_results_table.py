@@ -3,6 +3,8 @@ index of studies and a generated page per study."""
 
 import os
 
+import pytest
+
 import results_table
 from experiments import EXPERIMENTS
 
@@ -114,7 +116,11 @@ def test_the_benchmark_headline_counts_the_targets_met_on_the_full_modes_only():
 
 def test_every_study_gets_a_page_saying_it_is_generated_and_the_index_links_them(tmp_path, monkeypatch):
     monkeypatch.setattr(results_table, "RESULTS", str(tmp_path))
+    readme = tmp_path / "project_README.md"
+    readme.write_text(f"intro\n{results_table.README_BEGIN}\n{results_table.README_END}\nrest")
+    monkeypatch.setattr(results_table, "README", str(readme))
     results_table.main()
+    assert readme.read_text().startswith(f"intro\n{results_table.README_BEGIN}\n| study | figure | ours | published |")
     index = (tmp_path / "README.md").read_text()
     for study in results_table.STUDIES:
         page = (tmp_path / f"{study.name}.md").read_text()
@@ -152,3 +158,14 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
     _, ours, _, count = results_table.fair_headline(rows)
     assert "bound_soft **32.00 ± 2.83 (2 seeds)**" in ours and "encdec not run yet" in ours
     assert count == f"2 of {len(specs)} runs"
+
+
+def test_the_project_readme_shows_the_results_table_generated_from_the_records():
+    table = results_table.readme_table([results_table.load(study) for study in results_table.STUDIES])
+    with open(results_table.README, encoding="utf-8") as f:
+        assert "\n".join(table) in f.read()
+    begin, end = results_table.README_BEGIN, results_table.README_END
+    old = f"intro\n{begin}\n| old |\n{end}\nrest"
+    assert results_table.with_readme_table(old, [begin, "| new |", end]) == f"intro\n{begin}\n| new |\n{end}\nrest"
+    with pytest.raises(SystemExit, match="results table's lines"):
+        results_table.with_readme_table("intro without the table", [begin, "| new |", end])
