@@ -90,13 +90,19 @@ def table(experiment, rows):
     return lines
 
 
+def thesis_figures(spec, done):
+    """Ours (``done``: the records by name) and the thesis's test BLEU of one thesis row."""
+    ours = f"**{done[spec['name']]['bleu']:.2f}**" if spec["name"] in done else "not run yet"
+    return ours, fmt((spec["thesis"] or {}).get("bleu"), 2)
+
+
 def thesis_headline(experiment, rows):
     """The index's figures of a thesis experiment: each row's BLEU, ours beside the thesis's."""
     done = {r["name"]: r for r in rows}
     specs = EXPERIMENTS[experiment]
-    ours = listing((s["name"], f"**{done[s['name']]['bleu']:.2f}**" if s["name"] in done else "not run yet")
-                   for s in specs)
-    thesis = listing((s["name"], fmt((s["thesis"] or {}).get("bleu"), 2)) for s in specs)
+    figures = [(s["name"], *thesis_figures(s, done)) for s in specs]
+    ours = listing((name, mine) for name, mine, _ in figures)
+    thesis = listing((name, theirs) for name, _, theirs in figures)
     return "test BLEU, per row", ours, thesis, f"{sum(s['name'] in done for s in specs)} of {len(specs)} rows"
 
 
@@ -521,10 +527,15 @@ def fair_table(rows):
     return lines
 
 
+def fair_bleu(found):
+    """The seeds' test BLEU as ``mean ± sd (n seeds)``, bold; "not run yet" without a record."""
+    return f"**{mean_sd([r['bleu'] for r in found])}**" if found else "not run yet"
+
+
 def fair_headline(rows):
     """The index's figures: en->de easy20000 mean test BLEU of the bound model and the baselines."""
     groups = fair_groups(rows)
-    ours = listing((config, f"**{mean_sd([r['bleu'] for r in found])}**" if found else "not run yet")
+    ours = listing((config, fair_bleu(found))
                    for (config, folder, direction), (_, found) in groups.items()
                    if folder == "easy/easy20000" and direction == "en→de")
     recorded = len({r["name"] for r in rows})
@@ -597,14 +608,7 @@ README_END = "<!-- end of results -->"
 def thesis_row(records, experiment, name):
     """Ours and the thesis's test BLEU of one thesis row."""
     spec = next(s for s in EXPERIMENTS[experiment] if s["name"] == name)
-    found = next((r for r in records[experiment] if r["name"] == name), None)
-    return f"**{found['bleu']:.2f}**" if found else "not run yet", fmt((spec["thesis"] or {}).get("bleu"), 2)
-
-
-def fair_row_figures(records, config, direction):
-    """``mean ± sd (n seeds)`` of a fair-fight configuration on easy20000, one direction."""
-    found = fair_groups(records["bound_translation"]).get((config, "easy/easy20000", direction), ((), ()))[1]
-    return f"**{mean_sd([r['bleu'] for r in found])}**" if found else "not run yet"
+    return thesis_figures(spec, {r["name"]: r for r in records[experiment]})
 
 
 def readme_table(recorded):
@@ -614,8 +618,10 @@ def readme_table(recorded):
     hard, _ = inflection_average(predicting_cells(records["inflection"]), "sigmorphon2016", "hard")
     questions = {c["cell"]: c for c in records["question_formation"] if stopping_of(c) == MAIN_STOPPING}
     gru = questions.get("gru_location")
-    bound = " / ".join(fair_row_figures(records, BEST_BOUND, d) for d in ("en→de", "de→en (same models)"))
-    attention = " / ".join(fair_row_figures(records, "encdec_attention", d) for d in ("en→de", "de→en"))
+    fair = fair_groups(records["bound_translation"])
+    easy = lambda config, direction: fair_bleu(fair.get((config, "easy/easy20000", direction), ((), ()))[1])
+    bound = " / ".join(easy(BEST_BOUND, d) for d in ("en→de", "de→en (same models)"))
+    attention = " / ".join(easy("encdec_attention", d) for d in ("en→de", "de→en"))
     rows = [("thesis Exp I, bound RNNPB autoencoder, `autoenc/easy20000`", "test BLEU",
              *thesis_row(records, "exp1_autoencode", "rnnpb20000")),
             ("thesis Exp III, bound RNNPB en→de, `easy/easy20000`", "test BLEU",
