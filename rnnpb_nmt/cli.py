@@ -112,8 +112,10 @@ def build_parser(model_names, task_names=None):
     mode.add_argument("--token_scores", action="store_true",
                       help="--translate/--query: also the log-probability of each output symbol and of the end")
     mode.add_argument("--analyze", action="store_true",
-                      help="write the thesis's figures and PB diagnostics to <working_dir>/analysis "
+                      help="write the thesis's figures and PB diagnostics to --analysis_dir "
                            "(on --test_set, default: the dev set)")
+    mode.add_argument("--analysis_dir", help="--analyze: where its figures and summary go "
+                                             "(default: <working_dir>/analysis)")
     mode.add_argument("--working_dir", required=True, help="where the model and its statistics live "
                                                            "(with --ensemble: where the vote's test files go)")
     mode.add_argument("--ensemble", help="--do_testing by the majority vote of these trained working directories "
@@ -193,9 +195,14 @@ def run(models, tasks, args):
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
-    outputs = (prediction.OUTPUTS if args.do_testing else ()) + (analysis.OUTPUTS if args.analyze else ())
-    for name in outputs:  # before training or translating, not hours into it
-        files.check_writable(os.path.join(args.working_dir, name))
+    if args.analysis_dir and not args.analyze:
+        raise UserError("--analysis_dir: only with --analyze")
+    analysis_dir = args.analysis_dir or os.path.join(args.working_dir, analysis.FOLDER)
+    outputs = [os.path.join(args.working_dir, name) for name in prediction.OUTPUTS] if args.do_testing else []
+    if args.analyze:
+        outputs.append(os.path.join(analysis_dir, analysis.SUMMARY))
+    for path in outputs:  # before training or translating, not hours into it
+        files.check_writable(path)
     if args.do_training:
         resume.train(models, tasks, given, args.working_dir, args.start_over, args.distribute)
     if args.do_testing or args.analyze or args.query is not None or args.translate:
@@ -205,7 +212,7 @@ def run(models, tasks, args):
             prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation,
                             members=members)
         if args.analyze:
-            analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref)
+            analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref, analysis_dir)
         options = dict(nbest=args.nbest, scores=args.scores, token_scores=args.token_scores,
                        reverse=args.reverse_translation)
         if args.query is not None:

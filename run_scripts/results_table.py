@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-from experiments import BEST_BOUND, EXPERIMENTS  # noqa: E402
+from experiments import BEST_BOUND, BINDING_STRENGTHS, EXPERIMENTS  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_STOPPING, TRAIN_SECONDS, stopping_of  # noqa: E402
@@ -518,12 +518,31 @@ def fair_table(rows):
             f"{mean_sd(pick('best_dev_score')) if pick('best_dev_score') else '–'} | "
             + (f"{mean_sd(retrieval, 3)} / {mean_sd(pick('retrieval_p_at_1_target_to_source'), 3)} | "
                f"{mean_sd(pick('retrieval_binding_ratio'), 3)} |" if retrieval else "– | – |"))
-    lines.append("")
+    lines += ["", *binding_table(rows), ""]
     for r in rows:
         lines += [f"`{r['name']}` ({r['date']}, {r['machine']}{'; ' + r['run_note'] if r.get('run_note') else ''}): "
                   f"test BLEU {r['bleu']:.2f}, {r['epochs']} epochs, {r['train_seconds']} s of training.", "", "```",
                   r["train_command"], r["test_command"], *([r["reverse"]["test_command"]] if "reverse" in r else []),
-                  *([r["analyze_command"]] if "analyze_command" in r else []), "```", ""]
+                  *(r[key] for key in ("analyze_command", "dev_analyze_command") if key in r), "```", ""]
+    return lines
+
+
+def binding_table(rows):
+    """The binding strength of the best bound configuration, chosen on dev: the dev set's retrieval
+    (seeds with a dev analysis) and best dev perplexity of each strength, en->de easy20000."""
+    lines = [f"The binding strength of {BEST_BOUND}, chosen on the dev set (en→de easy20000; dev retrieval over "
+             "the dev set's distinct sources, from the seeds whose dev set was analysed):", "",
+             "| configuration | binding strength β | seeds | best dev perplexity | dev retrieval P@1 (A→B / B→A) | "
+             "dev binding ratio |", "|---|---|---|---|---|---|"]
+    groups = fair_groups(rows)
+    for config, beta in BINDING_STRENGTHS.items():
+        found = groups[(config, "easy/easy20000", "en→de")][1]
+        pick = functools.partial(_figures, found)
+        dev = pick("dev_retrieval_p_at_1_source_to_target")
+        lines.append(f"| {config} | {beta:g} | {len(found)} | "
+                     f"{mean_sd(pick('best_dev_perplexity')) if found else 'not run yet'} | "
+                     + (f"{mean_sd(dev, 3)} / {mean_sd(pick('dev_retrieval_p_at_1_target_to_source'), 3)} | "
+                        f"{mean_sd(pick('dev_retrieval_binding_ratio'), 3)} |" if dev else "– | – |"))
     return lines
 
 

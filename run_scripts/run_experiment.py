@@ -80,16 +80,43 @@ def commands(row, data, working_dir):
     tests = [("forward", [*test, f"--test_set={d}/test.{source}"])]
     if row.get("reverse_test"):
         tests.append(("reverse", [*test, "--reverse_translation", f"--test_set={d}/test.{target}"]))
-    analyze = None
-    if row.get("analyze"):  # the forward test set, with its reference
-        analyze = [sys.executable, "-u", NMT, "--analyze", "--device=cpu", f"--working_dir={working_dir}",
-                   f"--test_set={d}/test.{source}"]
-    return train, tests, analyze
+    return train, tests, analyses(row, data, working_dir) if row.get("analyze") else []
+
+
+# An analysed row is analysed on the forward test set (with its reference) and on the dev set, where
+# choices are made (e.g. a binding strength by bitext retrieval): part -> (folder, prefix of its figures).
+ANALYSES = {"test": ("analysis", ""), "dev": ("analysis_dev", "dev_")}
+
+
+def analyses(row, data, working_dir):
+    """[(part, --analyze command)] for ANALYSES' parts."""
+    d = os.path.join(data, row["folder"])
+    source, target = row.get("source", "en"), row["target"]
+    files = {"test": [f"--test_set={d}/test.{source}"], "dev": [f"--test_set={d}/dev.{source}",
+                                                                f"--test_ref={d}/dev.{target}"]}
+    return [(part, [sys.executable, "-u", NMT, "--analyze", "--device=cpu", f"--working_dir={working_dir}",
+                    f"--analysis_dir={os.path.join(working_dir, folder)}", *files[part]])
+            for part, (folder, _) in ANALYSES.items()]
+
+
+def analyze(parts, working_dir, log):
+    """Run ``parts`` ([(part, command)]); the record's figures of each (bitext retrieval) and its command."""
+    found = {}
+    for part, command in parts:
+        folder, prefix = ANALYSES[part]
+        log(" ".join(command))
+        with open(os.path.join(working_dir, f"analyze_log{'_' + part if prefix else ''}.txt"), "w") as out:
+            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+        with open(os.path.join(working_dir, folder, "summary.json")) as f:
+            summary = json.load(f)
+        found.update({prefix + k: round(v, 4) for k, v in summary.items() if k.startswith("retrieval_")})
+        found[f"{prefix}analyze_command"] = _relative(command)
+    return found
 
 
 def run_row(row, data, working_dir, log):
     """Train (or resume an interrupted training), test (and analyse) one row."""
-    train, tests, analyze = commands(row, data, working_dir)
+    train, tests, to_analyze = commands(row, data, working_dir)
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
@@ -102,16 +129,7 @@ def run_row(row, data, working_dir, log):
             log(" ".join(test))
             subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
         tested[name] = test_result(row, data, working_dir, test, reverse=name == "reverse")
-    result = summarize(row, working_dir, train, tested)
-    if analyze:
-        log(" ".join(analyze))
-        with open(os.path.join(working_dir, "analyze_log.txt"), "w") as out:
-            subprocess.run(analyze, stdout=out, stderr=subprocess.STDOUT, check=True)
-        with open(os.path.join(working_dir, "analysis", "summary.json")) as f:
-            found = json.load(f)
-        result.update({k: round(v, 4) for k, v in found.items() if k.startswith("retrieval_")},
-                      analyze_command=_relative(analyze))
-    return result
+    return {**summarize(row, working_dir, train, tested), **analyze(to_analyze, working_dir, log)}
 
 
 def _relative(command):
@@ -183,17 +201,29 @@ def summarize(row, working_dir, train, tested):
     return result
 
 
-def record(experiment, result):
+def records(experiment):
     path = os.path.join(HERE, "results", f"{experiment}.json")
-    rows = []
-    if os.path.isfile(path):
-        with open(path) as f:
-            rows = [r for r in json.load(f) if r["name"] != result["name"]]
-    rows.append(result)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(rows, f, indent=2)
-        f.write("\n")
+    if not os.path.isfile(path):
+        return []
+    with open(path) as f:
+        return json.load(f)
+
+
+def record(experiment, result):
+    """Replace (or add) ``result``'s row in the experiment's results file, the other rows kept."""
+    rows = [r for r in records(experiment) if r["name"] != result["name"]] + [result]
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    write_text(os.path.join(HERE, "results", f"{experiment}.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+
+
+def add_dev_analysis(experiment, row, data, working_dir, log):
+    """The recorded ``row`` with the dev set's analysis added (its model neither retrained nor
+    retested): for rows recorded before the dev set was analysed."""
+    found = next((r for r in records(experiment) if r["name"] == row["name"]), None)
+    if found is None or not row.get("analyze"):
+        raise SystemExit(f"--dev_analysis: {row['name']} is not a recorded row with an analysis")
+    dev = [(part, command) for part, command in analyses(row, data, working_dir) if part == "dev"]
+    return {**found, **analyze(dev, working_dir, log)}
 
 
 def main():
@@ -203,12 +233,18 @@ def main():
     parser.add_argument("--rows", nargs="*", help="row names (default: all)")
     parser.add_argument("--work", default="runs", help="parent of the working directories")
     parser.add_argument("--run_note", help="recorded with each row, e.g. which core it ran on and beside what")
+    parser.add_argument("--dev_analysis", action="store_true",
+                        help="only add the dev set's analysis to rows already recorded (no training, no testing)")
     args = parser.parse_args()
+    log = lambda m: print(m, flush=True)  # noqa: E731
     for row in EXPERIMENTS[args.experiment]:
         if args.rows and row["name"] not in args.rows:
             continue
         working_dir = os.path.join(args.work, args.experiment, row["name"])
-        result = run_row(row, os.path.abspath(args.data), working_dir, lambda m: print(m, flush=True))
+        if args.dev_analysis:
+            record(args.experiment, add_dev_analysis(args.experiment, row, os.path.abspath(args.data), working_dir, log))
+            continue
+        result = run_row(row, os.path.abspath(args.data), working_dir, log)
         if args.run_note:
             result["run_note"] = args.run_note
         record(args.experiment, result)

@@ -127,6 +127,18 @@ def test_analyze_binding_figures_are_recomputed_from_the_saved_tables(trained_rn
     assert summary["trained_recognised_sentences"] == 100 and summary["trained_recognised_mean_distance"] > 0
 
 
+def test_analysis_dir_takes_the_analysis_elsewhere_and_leaves_the_working_dirs_alone(trained_rnnpb, demo_data, tmp_path,
+                                                                                    capsys):
+    wd = shutil.copytree(trained_rnnpb, tmp_path / "wd")
+    before = sorted(p.relative_to(wd) for p in wd.rglob("*"))
+    status, out, err = cli_in_process(["--analyze", f"--working_dir={wd}", f"--analysis_dir={tmp_path}/dev",
+                                       f"--test_set={demo_data}/dev.en", f"--test_ref={demo_data}/dev.de"], capsys)
+    assert status == 0, err
+    summary = json.loads((tmp_path / "dev" / "summary.json").read_text())
+    assert summary["test_set"] == f"{demo_data}/dev.en" and 0 <= summary["retrieval_p_at_1_source_to_target"] <= 1
+    assert sorted(p.relative_to(wd) for p in wd.rglob("*")) == before
+
+
 @pytest.mark.slow  # trains a bound model
 def test_hard_binding_has_bound_distance_and_ratio_zero(tmp_path, demo_data):
     model = make_model(bind_hard=True, num_train=32)

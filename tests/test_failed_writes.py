@@ -114,6 +114,12 @@ def test_unwritable_outputs_are_refused_before_testing_analysing_or_training(dem
     assert not (tmp_path / "testing_stats.json").exists()
     error = one_line_error_in_process(["--analyze", f"--working_dir={tmp_path}"], capsys)
     assert error == f"error: {tmp_path}/analysis/summary.json: cannot write ({tmp_path}/analysis is a file)\n"
+    error = one_line_error_in_process(["--analyze", f"--analysis_dir={tmp_path}/analysis", f"--working_dir={tmp_path}"],
+                                      capsys)
+    assert error == f"error: {tmp_path}/analysis/summary.json: cannot write ({tmp_path}/analysis is a file)\n"
+    error = one_line_error_in_process([*testing, f"--analysis_dir={tmp_path}/a", f"--working_dir={tmp_path}"],
+                                      capsys)
+    assert error == "error: --analysis_dir: only with --analyze\n"
     new = tmp_path / "new"
     (new / "test_trans.txt").mkdir(parents=True)
     error = one_line_error_in_process([*train_args(demo_data, new, *SMALL), *testing], capsys)

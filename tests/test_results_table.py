@@ -155,6 +155,15 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
     lines = results_table.fair_table([*rows, fair_record(by_bleu, 15.0, best_dev_score=18.5)])
     assert cells("| encdec_devbleu | easy/easy20000 | de→en |")[9:] == ["18.50 (1 seed)", "–", "–"]
     assert "train bound_soft_ende_easy20000_seed1\ntest\nreverse test\nanalyze" in "\n".join(lines)
+    k1 = [s for s in specs if s["config"] == "bound_pbstate_k1" and s["folder"] == "easy/easy20000"]
+    dev = {"dev_retrieval_p_at_1_source_to_target": 0.95, "dev_retrieval_p_at_1_target_to_source": 0.93,
+           "dev_retrieval_binding_ratio": 0.3, "dev_analyze_command": "dev analyze"}
+    lines = results_table.fair_table([fair_record(k1[0], 30.0, reverse=fair_record(k1[0], 20.0), **retrieval, **dev),
+                                      fair_record(k1[1], 31.0, reverse=fair_record(k1[1], 21.0), **retrieval)])
+    assert cells("| bound_pbstate_k1 | 0.1 |")[2:] == ["2", "5.00 ± 0.00 (2 seeds)", "0.950 (1 seed) / 0.930 (1 seed)",
+                                                       "0.300 (1 seed)"]
+    assert cells("| bound_pbstate_k1_unbound | 0 |")[2:] == ["0", "not run yet", "–", "–"]
+    assert "analyze\ndev analyze\n```" in "\n".join(lines)
     _, ours, _, count = results_table.fair_headline(rows)
     assert "bound_soft **32.00 ± 2.83 (2 seeds)**" in ours and "encdec not run yet" in ours
     assert count == f"2 of {len(specs)} runs"

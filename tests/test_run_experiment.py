@@ -1,6 +1,9 @@
 """run_scripts/run_experiment.py: what a trained and tested working directory's record says."""
 
 import json
+import os
+
+import pytest
 
 import run_experiment
 
@@ -19,3 +22,42 @@ def test_a_record_names_the_dev_score_of_the_epoch_the_score_chose_and_none_when
     record = record_of(tmp_path, by_score, best_epoch=2)
     assert (record["best_epoch"], record["best_dev_score"], record["bleu"], record["epochs"]) == (2, 25.1235, 30.0, 2)
     assert "best_dev_score" not in record_of(tmp_path, [{"epoch": 1, "dev_perplexity": 9.0}], best_epoch=1)
+
+
+BOUND_ROW = {**ROW, "name": "bound", "target": "de", "analyze": True}
+
+
+def test_an_analysed_row_is_analysed_on_the_test_set_and_on_the_dev_set_with_its_reference_apart(tmp_path):
+    (test, test_command), (dev, dev_command) = run_experiment.analyses(BOUND_ROW, "/d", str(tmp_path))
+    assert (test, dev) == ("test", "dev")
+    assert test_command[-2:] == [f"--analysis_dir={tmp_path}/analysis", "--test_set=/d/easy/easy20000/test.en"]
+    assert dev_command[-3:] == [f"--analysis_dir={tmp_path}/analysis_dev", "--test_set=/d/easy/easy20000/dev.en",
+                                "--test_ref=/d/easy/easy20000/dev.de"]
+
+
+def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    results.mkdir()
+    recorded = [{"name": "other", "bleu": 1.0}, {"name": "bound", "bleu": 30.0, "retrieval_p_at_1_source_to_target": 0.8,
+                                                 "date": "2026-11-27"}]
+    (results / "x.json").write_text(json.dumps(recorded))
+    monkeypatch.setattr(run_experiment, "HERE", str(tmp_path))
+    wd = tmp_path / "wd"
+    wd.mkdir()
+
+    def fake_analysis(command, **_):  # what nmt.py --analyze writes into --analysis_dir
+        out = next(c.split("=", 1)[1] for c in command if c.startswith("--analysis_dir="))
+        os.makedirs(out)
+        with open(os.path.join(out, "summary.json"), "w") as f:
+            json.dump({"retrieval_p_at_1_source_to_target": 0.912345, "epochs": 3}, f)
+
+    monkeypatch.setattr(run_experiment.subprocess, "run", fake_analysis)
+    row = run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)
+    run_experiment.record("x", row)
+    other, bound = json.loads((results / "x.json").read_text())
+    assert other == recorded[0] and not (wd / "analysis").exists()
+    assert {k: bound[k] for k in recorded[1]} == recorded[1]
+    assert bound["dev_retrieval_p_at_1_source_to_target"] == 0.9123 and "--test_ref" in bound["dev_analyze_command"]
+    (results / "x.json").write_text("[]")
+    with pytest.raises(SystemExit, match="--dev_analysis: bound is not a recorded row"):
+        run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)

@@ -1,6 +1,6 @@
 """``--analyze``: the thesis's figures and diagnostics for a trained working directory.
 
-Writes ``<working_dir>/analysis/``: PNG figures, ``summary.json`` and ``summary.md``. Every model
+Writes ``<working_dir>/analysis/`` (or ``--analysis_dir``): PNG figures, ``summary.json`` and ``summary.md``. Every model
 gets the perplexity curves (thesis figure 5.2) and a table of its first translations; a model adds
 its own figures through ``NMTModel.analyze`` (the bound RNNPB: PB space, binding, recognition).
 """
@@ -15,16 +15,17 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import plots
 from rnnpb_nmt.train.loop import load_stats
 
-OUTPUTS = (os.path.join("analysis", "summary.json"),)  # in the working directory; the figures go beside it
+FOLDER, SUMMARY = "analysis", "summary.json"  # <working_dir>/analysis/summary.json; the figures go beside it
 SENTENCES = 10  # translations shown, and sentences in the PB figures (as in the thesis)
 TRAIN_SAMPLE = 100  # training sentences recognised for the trained-vs-recognised distance
 
 
-def analyze(translator, task, working_dir, test_set=None, test_ref=None, log=print):
-    """Analyse the model of ``working_dir`` on ``test_set`` (default: its dev set); returns the summary."""
+def analyze(translator, task, working_dir, test_set=None, test_ref=None, out_dir=None, log=print):
+    """Analyse the model of ``working_dir`` on ``test_set`` (default: its dev set) into ``out_dir``
+    (default: ``<working_dir>/analysis``); returns the summary."""
     model = translator.model
     data = model.config.data
-    out_dir = os.path.join(working_dir, "analysis")
+    out_dir = out_dir or os.path.join(working_dir, FOLDER)
     os.makedirs(out_dir, exist_ok=True)
     test_set = test_set or data.dev_set1
     sources, references, reference = task.read_test(
@@ -44,7 +45,7 @@ def analyze(translator, task, working_dir, test_set=None, test_ref=None, log=pri
                "best_dev_perplexity": stats["best_dev_perplexity"], **extra["summary"], "figures": figures,
                "translations": [{"source": " ".join(s), "reference": " ".join(r) if r else None,
                                  "translation": " ".join(h)} for (s, r), h in zip(test_pairs, hypotheses)]}
-    write_json(os.path.join(out_dir, "summary.json"), summary)
+    write_json(os.path.join(out_dir, SUMMARY), summary)
     write_text(os.path.join(out_dir, "summary.md"), markdown(summary))
     log(f"analysis of {working_dir}: {len(figures)} figures and a summary in {out_dir}")
     return summary
