@@ -210,8 +210,14 @@ def records(experiment):
 
 
 def record(experiment, result):
-    """Replace (or add) ``result``'s row in the experiment's results file, the other rows kept."""
-    rows = [r for r in records(experiment) if r["name"] != result["name"]] + [result]
+    """Replace ``result``'s row in the experiment's results file where it stands (or add it at the
+    end), the other rows kept."""
+    rows = records(experiment)
+    names = [r["name"] for r in rows]
+    if result["name"] in names:
+        rows[names.index(result["name"])] = result
+    else:
+        rows.append(result)
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     write_text(os.path.join(HERE, "results", f"{experiment}.json"), json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
 

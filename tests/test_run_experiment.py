@@ -38,8 +38,8 @@ def test_an_analysed_row_is_analysed_on_the_test_set_and_on_the_dev_set_with_its
 def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(tmp_path, monkeypatch):
     results = tmp_path / "results"
     results.mkdir()
-    recorded = [{"name": "other", "bleu": 1.0}, {"name": "bound", "bleu": 30.0, "retrieval_p_at_1_source_to_target": 0.8,
-                                                 "date": "2026-11-27"}]
+    recorded = [{"name": "bound", "bleu": 30.0, "retrieval_p_at_1_source_to_target": 0.8, "date": "2026-11-27"},
+                {"name": "other", "bleu": 1.0}]
     (results / "x.json").write_text(json.dumps(recorded))
     monkeypatch.setattr(run_experiment, "HERE", str(tmp_path))
     wd = tmp_path / "wd"
@@ -54,9 +54,9 @@ def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(
     monkeypatch.setattr(run_experiment.subprocess, "run", fake_analysis)
     row = run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)
     run_experiment.record("x", row)
-    other, bound = json.loads((results / "x.json").read_text())
-    assert other == recorded[0] and not (wd / "analysis").exists()
-    assert {k: bound[k] for k in recorded[1]} == recorded[1]
+    bound, other = json.loads((results / "x.json").read_text())  # where it stood
+    assert other == recorded[1] and not (wd / "analysis").exists()
+    assert {k: bound[k] for k in recorded[0]} == recorded[0]
     assert bound["dev_retrieval_p_at_1_source_to_target"] == 0.9123 and "--test_ref" in bound["dev_analyze_command"]
     (results / "x.json").write_text("[]")
     with pytest.raises(SystemExit, match="--dev_analysis: bound is not a recorded row"):
