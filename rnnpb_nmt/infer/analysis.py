@@ -1,8 +1,9 @@
 """``--analyze``: the thesis's figures and diagnostics for a trained working directory.
 
-Writes ``<working_dir>/analysis/`` (or ``--analysis_dir``): PNG figures, ``summary.json`` and ``summary.md``. Every model
-gets the perplexity curves (thesis figure 5.2) and a table of its first translations; a model adds
-its own figures through ``NMTModel.analyze`` (the bound RNNPB: PB space, binding, recognition).
+Writes ``<working_dir>/analysis/`` (or ``--analysis_dir``): PNG figures, ``summary.json`` and
+``summary.md``. Every model gets the perplexity curves (thesis figure 5.2) and a table of its first
+translations; a model adds its own figures through ``NMTModel.analyze`` (the bound RNNPB: PB space,
+binding, recognition).
 """
 
 import os
