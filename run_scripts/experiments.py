@@ -137,14 +137,23 @@ ABLATION_CONFIGS = {
     # bound_pbstate_k1 with no binding term: what the binding costs or buys, seed for seed.
     "bound_pbstate_k1_unbound": [*steps(BOUND, 1, "encoder"), "--proposal_output=state", "--pb_input=state"],
     # bound_pbstate_k1 bound at 0.3, between 0.1 (P@1 0.89 on test, three seeds) and 1.0 (which cost BLEU on the
-    # demo corpus): the binding strength is chosen on dev retrieval and BLEU among 0, 0.1 and 0.3.
+    # demo corpus): the binding strength is chosen on dev among 0, 0.1 and 0.3 (BINDING_CHOICES).
     "bound_pbstate_k1_beta03": [*steps([*BOUND, "--pb_binding=soft", "--pb_binding_strength=0.3"], 1, "encoder"),
                                 "--proposal_output=state", "--pb_input=state"],
 }
 # The best bound configuration on easy20000 (seed 1, 2026-11-27), the one taken to easy50000.
 BEST_BOUND = "bound_pbstate_k1"
-# Its binding strength (--pb_binding_strength; 0: no binding term), chosen among these on the dev set.
-BINDING_STRENGTHS = {"bound_pbstate_k1_unbound": 0.0, BEST_BOUND: 0.1, "bound_pbstate_k1_beta03": 0.3}
+# Its binding strength is chosen among these configurations' on the dev set.
+BINDING_CHOICES = ("bound_pbstate_k1_unbound", BEST_BOUND, "bound_pbstate_k1_beta03")
+
+
+def binding_strength(config):
+    """A bound configuration's --pb_binding_strength; 0 without a binding term."""
+    flags = ALL_CONFIGS[config]
+    if not any(f.startswith("--pb_binding=") and f != "--pb_binding=none" for f in flags):
+        return 0.0
+    given = [f.split("=", 1)[1] for f in flags if f.startswith("--pb_binding_strength=")]
+    return float(given[-1]) if given else 1.0  # the option's default
 
 
 # The same fight under a second stopping rule: the best epoch by dev BLEU (the dev set translated

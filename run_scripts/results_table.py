@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-from experiments import BEST_BOUND, BINDING_STRENGTHS, EXPERIMENTS  # noqa: E402
+from experiments import BEST_BOUND, BINDING_CHOICES, EXPERIMENTS, binding_strength  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_STOPPING, TRAIN_SECONDS, stopping_of  # noqa: E402
@@ -504,21 +504,19 @@ def fair_table(rows):
              "| configuration | data | direction | parameters | recorded | test BLEU | unseen BLEU | best epoch | "
              "best dev perplexity | best dev BLEU | retrieval P@1 (A→B / B→A) | binding ratio |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (config, folder, direction), (specs, found) in fair_groups(rows).items():
+    groups = fair_groups(rows)
+    for (config, folder, direction), (specs, found) in groups.items():
         if not found:
             lines.append(f"| {config} | {folder} | {direction} | – | 0 of {len(specs)} | not run yet | – | – | – | – | – "
                          "| – |")
             continue
         pick = functools.partial(_figures, found)
-        retrieval = pick("retrieval_p_at_1_source_to_target")
         lines.append(
             f"| {config} | {folder} | {direction} | {found[0].get('parameters', 0):,} | {len(found)} of {len(specs)} | "
             f"**{mean_sd(pick('bleu'))}** | {mean_sd(pick('bleu_unseen')) if pick('bleu_unseen') else '–'} | "
             f"{', '.join(map(str, pick('best_epoch')))} | {mean_sd(pick('best_dev_perplexity'))} | "
-            f"{mean_sd(pick('best_dev_score')) if pick('best_dev_score') else '–'} | "
-            + (f"{mean_sd(retrieval, 3)} / {mean_sd(pick('retrieval_p_at_1_target_to_source'), 3)} | "
-               f"{mean_sd(pick('retrieval_binding_ratio'), 3)} |" if retrieval else "– | – |"))
-    lines += ["", *binding_table(rows), ""]
+            f"{mean_sd(pick('best_dev_score')) if pick('best_dev_score') else '–'} | {retrieval_cells(pick)}")
+    lines += ["", *binding_table(groups), ""]
     for r in rows:
         lines += [f"`{r['name']}` ({r['date']}, {r['machine']}{'; ' + r['run_note'] if r.get('run_note') else ''}): "
                   f"test BLEU {r['bleu']:.2f}, {r['epochs']} epochs, {r['train_seconds']} s of training.", "", "```",
@@ -527,22 +525,30 @@ def fair_table(rows):
     return lines
 
 
-def binding_table(rows):
+def retrieval_cells(pick, prefix=""):
+    """The retrieval P@1 (A->B / B->A) and binding ratio cells of the seeds' ``prefix``-ed figures
+    (``pick``: a key -> the seeds' values), "–" without them."""
+    found = pick(f"{prefix}retrieval_p_at_1_source_to_target")
+    if not found:
+        return "– | – |"
+    return (f"{mean_sd(found, 3)} / {mean_sd(pick(f'{prefix}retrieval_p_at_1_target_to_source'), 3)} | "
+            f"{mean_sd(pick(f'{prefix}retrieval_binding_ratio'), 3)} |")
+
+
+def binding_table(groups):
     """The binding strength of the best bound configuration, chosen on dev: the dev set's retrieval
-    (seeds with a dev analysis) and best dev perplexity of each strength, en->de easy20000."""
+    (seeds with a dev analysis) and best dev perplexity of each strength, en->de easy20000
+    (``groups``: ``fair_groups``)."""
     lines = [f"The binding strength of {BEST_BOUND}, chosen on the dev set (en→de easy20000; dev retrieval over "
              "the dev set's distinct sources, from the seeds whose dev set was analysed):", "",
              "| configuration | binding strength β | seeds | best dev perplexity | dev retrieval P@1 (A→B / B→A) | "
              "dev binding ratio |", "|---|---|---|---|---|---|"]
-    groups = fair_groups(rows)
-    for config, beta in BINDING_STRENGTHS.items():
+    for config in BINDING_CHOICES:
         found = groups[(config, "easy/easy20000", "en→de")][1]
         pick = functools.partial(_figures, found)
-        dev = pick("dev_retrieval_p_at_1_source_to_target")
-        lines.append(f"| {config} | {beta:g} | {len(found)} | "
+        lines.append(f"| {config} | {binding_strength(config):g} | {len(found)} | "
                      f"{mean_sd(pick('best_dev_perplexity')) if found else 'not run yet'} | "
-                     + (f"{mean_sd(dev, 3)} / {mean_sd(pick('dev_retrieval_p_at_1_target_to_source'), 3)} | "
-                        f"{mean_sd(pick('dev_retrieval_binding_ratio'), 3)} |" if dev else "– | – |"))
+                     f"{retrieval_cells(pick, 'dev_')}")
     return lines
 
 

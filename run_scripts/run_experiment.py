@@ -80,7 +80,7 @@ def commands(row, data, working_dir):
     tests = [("forward", [*test, f"--test_set={d}/test.{source}"])]
     if row.get("reverse_test"):
         tests.append(("reverse", [*test, "--reverse_translation", f"--test_set={d}/test.{target}"]))
-    return train, tests, analyses(row, data, working_dir) if row.get("analyze") else []
+    return train, tests, analyses(d, source, target, working_dir) if row.get("analyze") else []
 
 
 # An analysed row is analysed on the forward test set (with its reference) and on the dev set, where
@@ -88,10 +88,8 @@ def commands(row, data, working_dir):
 ANALYSES = {"test": ("analysis", ""), "dev": ("analysis_dev", "dev_")}
 
 
-def analyses(row, data, working_dir):
-    """[(part, --analyze command)] for ANALYSES' parts."""
-    d = os.path.join(data, row["folder"])
-    source, target = row.get("source", "en"), row["target"]
+def analyses(d, source, target, working_dir):
+    """[(part, --analyze command)] for ANALYSES' parts, of the data in folder ``d``."""
     files = {"test": [f"--test_set={d}/test.{source}"], "dev": [f"--test_set={d}/dev.{source}",
                                                                 f"--test_ref={d}/dev.{target}"]}
     return [(part, [sys.executable, "-u", NMT, "--analyze", "--device=cpu", f"--working_dir={working_dir}",
@@ -228,7 +226,7 @@ def add_dev_analysis(experiment, row, data, working_dir, log):
     found = next((r for r in records(experiment) if r["name"] == row["name"]), None)
     if found is None or not row.get("analyze"):
         raise SystemExit(f"--dev_analysis: {row['name']} is not a recorded row with an analysis")
-    dev = [(part, command) for part, command in analyses(row, data, working_dir) if part == "dev"]
+    dev = [(part, command) for part, command in commands(row, data, working_dir)[2] if part == "dev"]
     return {**found, **analyze(dev, working_dir, log)}
 
 

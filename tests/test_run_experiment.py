@@ -24,11 +24,11 @@ def test_a_record_names_the_dev_score_of_the_epoch_the_score_chose_and_none_when
     assert "best_dev_score" not in record_of(tmp_path, [{"epoch": 1, "dev_perplexity": 9.0}], best_epoch=1)
 
 
-BOUND_ROW = {**ROW, "name": "bound", "target": "de", "analyze": True}
+BOUND_ROW = {**ROW, "name": "bound", "target": "de", "test_flags": [], "analyze": True}
 
 
 def test_an_analysed_row_is_analysed_on_the_test_set_and_on_the_dev_set_with_its_reference_apart(tmp_path):
-    (test, test_command), (dev, dev_command) = run_experiment.analyses(BOUND_ROW, "/d", str(tmp_path))
+    (test, test_command), (dev, dev_command) = run_experiment.commands(BOUND_ROW, "/d", str(tmp_path))[2]
     assert (test, dev) == ("test", "dev")
     assert test_command[-2:] == [f"--analysis_dir={tmp_path}/analysis", "--test_set=/d/easy/easy20000/test.en"]
     assert dev_command[-3:] == [f"--analysis_dir={tmp_path}/analysis_dev", "--test_set=/d/easy/easy20000/dev.en",
