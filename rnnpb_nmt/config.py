@@ -79,7 +79,17 @@ class _TrainingCore:
         "perplexity", "what chooses the best epoch and stops training: the dev perplexity, or the task's dev score "
         "(score: BLEU, coarse accuracy, accuracy or full-sentence accuracy, of the dev set translated with "
         "--beam_size; a tie is no improvement)", choices=("perplexity", "score"), legacy="perplexity")
+    early_stopping_ties: str = option(
+        "first", "which of the epochs tied at the best dev measure is the best epoch (its weights in best/): the "
+                 "first, or the last, as McCoy et al.'s question-formation code; a tie counts as an epoch without "
+                 "improvement either way", choices=("first", "last"), legacy="first")
     max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
+    min_epochs: int = option(0, "early stopping ends no run before this many epochs (McCoy et al.'s code: 150 000 "
+                                "pairs, 30 epochs of --epoch_examples=5000)", 0, 1e6, legacy=0)
+    epoch_examples: int = option(
+        0, "an epoch is this many training pairs, the next of a stream through them pass after pass (each pass "
+           "in its own order), so that the dev measurement, early stopping and checkpoints come every N pairs "
+           "(0: an epoch is one pass; rnnpb_nmt/train/epoch_length.py)", 0, 1e9, legacy=0)
     curriculum_epochs: int = option(
         0, "a length curriculum: epoch e < N trains only on the pairs whose source is at most shortest + "
            "(longest - shortest) * e / N long, epoch N and later on all (0: every pair from the start; "

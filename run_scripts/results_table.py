@@ -17,7 +17,7 @@ RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, EXPERIMENTS, binding_strength  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
-from question_experiments import CELLS, MAIN_STOPPING, TRAIN_SECONDS, stopping_of  # noqa: E402
+from question_experiments import CELLS, MAIN_STOPPING, STOPPING_NOTES, TRAIN_SECONDS, stopping_of  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
@@ -344,11 +344,10 @@ def question_formation_table(cells):
              "marks the restarts the budget stopped. Each restart's best epoch is the first of its best dev",
              "full-sentence accuracy (1 epoch's patience), as the authors' code stopped.", "", *QUESTION_HEADER]
     lines += question_rows(cells, MAIN_STOPPING, with_missing=True)
-    by_perplexity = question_rows(cells, "perplexity")
-    if by_perplexity:
-        lines += ["", "Cells stopped on the dev perplexity (`run_question_formation.py --stopping perplexity`, our first",
-                  "protocol): the best epoch is that of the best dev perplexity, 2 epochs' patience.", "",
-                  *QUESTION_HEADER, *by_perplexity]
+    for stopping, note in STOPPING_NOTES.items():
+        rows = question_rows(cells, stopping)
+        if rows:
+            lines += ["", note, "", *QUESTION_HEADER, *rows]
     lines += ["", "\\* stopped by the time budget.", ""]
     for c in sorted(cells, key=lambda c: (stopping_of(c) != MAIN_STOPPING, list(CELLS).index(c["cell"]))):
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])

@@ -157,6 +157,22 @@ def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_p
     assert text.index("`gru_location (--stopping score)`") < text.index("`gru_location (--stopping perplexity)`")
 
 
+def test_the_authors_criterion_measures_every_5000_pairs_and_shows_its_cells_apart(tmp_path, monkeypatch):
+    """McCoy et al.'s code: dev accuracy every 1000 batches of 5, 3 measurements' patience, no stop
+    before 150 000 pairs, the last of tied measurements kept; its --max_epochs replaces the cells' own."""
+    cell, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.4}, stopping="authors")
+    command = runs.trained[0][0]
+    assert {"--early_stopping_metric=score", "--early_stopping_steps=3", "--early_stopping_ties=last",
+            "--epoch_examples=5000", "--min_epochs=30", "--max_epochs=200"} <= set(command)
+    assert [a for a in command if a.startswith("--max_epochs=")] == ["--max_epochs=200"]
+    assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location.authors" / "seed1")
+    runner.record(cell, "", results=str(tmp_path))
+    lines = results_table.question_formation_table(json.loads((tmp_path / "question_formation.json").read_text()))
+    note = question_experiments.STOPPING_NOTES["authors"]
+    assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.400** |")
+    assert (tmp_path / "results" / "question_formation" / "gru_location.authors.gen.tsv").is_file()
+
+
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(FakeRuns, "train_within_budget", lambda self, command, working_dir, budget, log: True)
     with pytest.raises(SystemExit, match=r"seed1: no epoch finished within 600 s of training \(give more"):

@@ -32,12 +32,20 @@ def load_stats(working_dir):
 def is_finished(stats, config):
     """Whether a run (its RunStatistics, or None) stopped early or reached --max_epochs (then it is not resumed)."""
     t = config.training
-    return stats is not None and (stats.waited >= t.early_stopping_steps or len(stats.epochs) >= t.max_epochs)
+    return stats is not None and (stops_early(stats, t) or len(stats.epochs) >= t.max_epochs)
+
+
+def stops_early(stats, training):
+    """Whether early stopping ends a run (its RunStatistics) here: --early_stopping_steps epochs without
+    dev improvement, and at least --min_epochs trained."""
+    return stats.waited >= training.early_stopping_steps and len(stats.epochs) >= training.min_epochs
 
 
 def train(trainer, corpus, working_dir, task=None, log=print):
-    """Train until the dev measure has not improved for ``early_stopping_steps`` epochs; each epoch
-    on the ``task``'s ``epoch_corpus`` (``corpus`` itself, unless the task draws new pairs).
+    """Train until the dev measure has not improved for ``early_stopping_steps`` epochs (and at
+    least ``min_epochs`` were trained; a tie is no improvement, though with --early_stopping_ties=last
+    the tied epoch becomes the best); each epoch on the ``task``'s ``epoch_corpus`` (``corpus``
+    itself, unless the task draws new pairs), a pass over it or its --epoch_examples pairs.
 
     The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ...; an epoch
     without a measurement counts as one without improvement, as in the thesis's code (which
@@ -59,7 +67,8 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     sentences, so that a model that learns perplexity but not translation shows before the end.
     """
     model, t = trainer.model, trainer.config
-    keep = functools.partial(kept_epochs, keep=t.keep_checkpoints, metric=t.early_stopping_metric) \
+    keep = functools.partial(kept_epochs, keep=t.keep_checkpoints, metric=t.early_stopping_metric,
+                             ties=t.early_stopping_ties) \
         if t.keep_checkpoints else None
     checkpoints = RunCheckpoints(working_dir, model, trainer.optimizers, keep)
     translator = Translator(model)
@@ -76,11 +85,12 @@ def train(trainer, corpus, working_dir, task=None, log=print):
         epoch_corpus = task.epoch_corpus(corpus, epoch) if task else corpus
         record = epoch_row(trainer, translator, epoch_corpus, epoch, checkpoints.best_dir, measured, scorer)
         improved = measured and improves(record, stats, t.early_stopping_metric)
-        stats = stats.after_epoch(record, improved)
-        save_epoch(checkpoints, stats, working_dir, improved)
+        tied = measured and t.early_stopping_ties == "last" and ties(record, stats, t.early_stopping_metric)
+        stats = stats.after_epoch(record, improved, tied)
+        save_epoch(checkpoints, stats, working_dir, improved or tied)
         summaries.write_epoch(record)
-        log(epoch_line(record, improved))
-        if stats.waited >= t.early_stopping_steps:
+        log(epoch_line(record, improved or tied))
+        if stops_early(stats, t):
             log(f"early stopping: no dev improvement for {stats.waited} epochs")
             break
     checkpoints.restore_best()
@@ -95,7 +105,8 @@ DEV_MEASURES = {"perplexity": ("dev_perplexity", False), "score": ("dev_score", 
 
 def improves(row, stats, metric):
     """Whether a measured epoch's ``row`` beats the best epoch of ``stats`` by ``metric``; a tie
-    does not, so that the first epoch to reach a score stays the best (the one trained least).
+    does not, so that the first epoch to reach a score stays the best (the one trained least), unless
+    --early_stopping_ties=last makes it the best (``ties``).
     Both are read by training_stats.json's keys, which name the measures (an EpochRecord and
     RunStatistics, or the file's objects)."""
     key, larger = DEV_MEASURES[metric]
@@ -106,26 +117,34 @@ def improves(row, stats, metric):
     return row[key] > best if larger else row[key] < best
 
 
+def ties(row, stats, metric):
+    """Whether a measured epoch's ``row`` equals the best epoch of ``stats`` by ``metric``."""
+    key, _ = DEV_MEASURES[metric]
+    return stats["best_epoch"] is not None and row[key] == stats["epochs"][stats["best_epoch"] - 1][key]
+
+
 def last_epochs(records, n):
     """The last ``n`` epochs of ``records`` (training_stats.json's rows, in order)."""
     return [row["epoch"] for row in records[max(len(records) - n, 0):]]
 
 
-def best_epochs(records, n, metric):
+def best_epochs(records, n, metric, ties="first"):
     """The ``n`` epochs of ``records`` with the best dev measure by ``metric``, best first, a tie going
-    to the earlier epoch as ``improves`` chooses best/ (its epoch is the first); an epoch that did not
-    measure it (--dev_every) is none of them."""
+    to the earlier epoch, or with ``ties`` "last" the later, as training chose best/ (its epoch is the
+    first); an epoch that did not measure it (--dev_every) is none of them."""
     key, larger = DEV_MEASURES[metric]
     measured = [row for row in records if row.get(key) is not None]
-    ranked = sorted(measured, key=lambda row: (-row[key] if larger else row[key], row["epoch"]))
+    later = -1 if ties == "last" else 1
+    ranked = sorted(measured, key=lambda row: (-row[key] if larger else row[key], later * row["epoch"]))
     return [row["epoch"] for row in ranked[:n]]
 
 
-def kept_epochs(records, keep, metric):
+def kept_epochs(records, keep, metric, ties="first"):
     """The epochs whose weights --keep_checkpoints=``keep`` keeps: the last ``keep`` and the ``keep``
-    best by ``metric``, so that --average_checkpoints up to ``keep`` finds either. A function of the
-    records alone: a resumed run, which has the uninterrupted run's records, keeps its epochs."""
-    return sorted({*last_epochs(records, keep), *best_epochs(records, keep, metric)})
+    best by ``metric`` (``ties`` as ``best_epochs``), so that --average_checkpoints up to ``keep`` finds
+    either. A function of the records alone: a resumed run, which has the uninterrupted run's records,
+    keeps its epochs."""
+    return sorted({*last_epochs(records, keep), *best_epochs(records, keep, metric, ties)})
 
 
 def dev_score(translator, task, corpus):
@@ -139,9 +158,9 @@ def dev_score(translator, task, corpus):
     return task.score(sources, hypotheses, references, model.config.data.lang2)[task.dev_metric]
 
 
-def save_epoch(checkpoints, stats, working_dir, improved):
+def save_epoch(checkpoints, stats, working_dir, best):
     """Save the epoch just trained (the last record of ``stats``): its weights as the best if
-    ``improved``, its weights in ``epochs/`` if ``checkpoints`` keeps epochs, its whole state, then
+    ``best`` (it is the new best epoch), its weights in ``epochs/`` if ``checkpoints`` keeps epochs, its whole state, then
     the statistics naming that state; then delete the kept epochs' weights that are kept no longer.
 
     In that order, a save that fails (a full disk) leaves training_stats.json naming the previous
@@ -151,7 +170,7 @@ def save_epoch(checkpoints, stats, working_dir, improved):
     """
     epoch = stats.epochs[-1].epoch
     try:
-        if improved:
+        if best:
             checkpoints.save_best(epoch)
         if checkpoints.keep:
             checkpoints.save_epoch(epoch)
@@ -180,13 +199,13 @@ def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, sc
                           dev_bleu=dev_bleu(translator, corpus, t.monitor_sentences) if monitored else None)
 
 
-def epoch_line(record, improved):
+def epoch_line(record, best):
     """The line an epoch logs."""
     monitored = f"  dev BLEU {record.dev_bleu:.2f}" if record.dev_bleu is not None else ""
     monitored += f"  dev score {record.dev_score:.4f}" if record.dev_score is not None else ""
     dev = f"{record.dev_perplexity:.4f}" if record.dev_perplexity is not None else "not measured"
     return (f"epoch {record.epoch}: train ppl {record.train_perplexity:.4f}  dev ppl {dev}{monitored}  "
-            f"{record.seconds:.1f}s{'  (best)' if improved else ''}")
+            f"{record.seconds:.1f}s{'  (best)' if best else ''}")
 
 
 def dev_bleu(translator, corpus, sentences):

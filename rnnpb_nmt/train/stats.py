@@ -160,13 +160,14 @@ class RunStatistics(Mapping):
     total_seconds: float = 0.0
     state_checkpoint: str | None = None
 
-    def after_epoch(self, record, improved):
+    def after_epoch(self, record, improved, tied=False):
         """The statistics once the epoch of ``record`` is added (its state not saved yet);
-        ``improved``: its dev measure beat the best epoch's."""
-        best = dict(best_epoch=record.epoch, best_dev_perplexity=record.dev_perplexity, waited=0) if improved \
-            else dict(waited=self.waited + 1)
+        ``improved``: its dev measure beat the best epoch's; ``tied``: it equalled it and becomes the
+        best epoch all the same (--early_stopping_ties=last), still an epoch without improvement."""
+        waited = dict(waited=0 if improved else self.waited + 1)
+        best = dict(best_epoch=record.epoch, best_dev_perplexity=record.dev_perplexity) if improved or tied else {}
         return dataclasses.replace(self, epochs=(*self.epochs, record), total_seconds=self.total_seconds + record.seconds,
-                                   state_checkpoint=None, **best)
+                                   state_checkpoint=None, **waited, **best)
 
     def saved_as(self, state_checkpoint):
         return dataclasses.replace(self, state_checkpoint=state_checkpoint)

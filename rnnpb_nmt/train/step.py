@@ -17,6 +17,7 @@ from rnnpb_nmt.data.dataset import make_dataset
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import interrupts
 from rnnpb_nmt.train.curriculum import curriculum_indices
+from rnnpb_nmt.train.epoch_length import stream_indices
 from rnnpb_nmt.train.stats import EpochTotals, StepResult
 
 
@@ -82,8 +83,8 @@ class Trainer:
         return ds
 
     def epoch_batches(self, corpus, epoch, rng):
-        """(kind, batch) pairs of training epoch ``epoch``: shuffled parallel batches (of the pairs the
-        length curriculum, if any, keeps for this epoch), among which
+        """(kind, batch) pairs of training epoch ``epoch``: shuffled parallel batches (of the pairs
+        ``epoch_pairs`` names), among which
         each draw is, with probability p_mono, a monolingual round instead (a batch of each of
         the model's ``monolingual_kinds`` that has data): so before each parallel batch come a
         geometric number of rounds, p_mono / (1 - p_mono) on average.
@@ -96,12 +97,21 @@ class Trainer:
         monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
                  if data and kind in self.model.monolingual_kinds]
         mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
-        keep = curriculum_indices(corpus.train_src, epoch, self.config.curriculum_epochs)
-        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch, keep=keep):
+        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch,
+                                  keep=self.epoch_pairs(corpus.train_src, epoch)):
             while p_mono > 0 and monos and rng.random() < p_mono:
                 for kind, _ in monos:
                     yield kind, next(mono_iterators[kind])
             yield "parallel", batch
+
+    def epoch_pairs(self, src, epoch):
+        """The numbers of the training pairs (of sources ``src``) epoch ``epoch`` trains on: those
+        the length curriculum keeps for it (all, without one), or with --epoch_examples its share of a
+        stream through them."""
+        keep = curriculum_indices(src, epoch, self.config.curriculum_epochs)
+        if not self.config.epoch_examples:
+            return keep
+        return [keep[i] for i in stream_indices(len(keep), epoch, self.config.epoch_examples, self.config.seed)]
 
     def _cycle(self, kind, data, epoch):
         for cycle in itertools.count():

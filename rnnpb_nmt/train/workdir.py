@@ -173,7 +173,7 @@ class WorkingDir:
         stats = loop.load_stats(self.path)
         records = stats.epochs if stats else ()
         chosen = loop.last_epochs(records, n) if of == "last" else \
-            loop.best_epochs(records, n, training.early_stopping_metric)
+            loop.best_epochs(records, n, training.early_stopping_metric, training.early_stopping_ties)
         held = min(len(chosen), training.keep_checkpoints)
         if held < n:
             noun = "epoch" if held == 1 else "epochs"

@@ -1,0 +1,47 @@
+"""--epoch_examples (epochs of N pairs cut from a stream through the corpus) and --min_epochs."""
+
+import numpy as np
+from hypothesis import given, strategies as st
+
+from rnnpb_nmt.train.curriculum import curriculum_indices
+from rnnpb_nmt.train.epoch_length import stream_indices
+
+
+@given(st.integers(1, 40), st.integers(1, 60), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_consecutive_epochs_run_through_every_pass_in_its_own_order(n, size, passes, seed):
+    epochs = -(-passes * n // size)  # enough epochs to cover the passes
+    stream = [i for epoch in range(1, epochs + 1) for i in stream_indices(n, epoch, size, seed)]
+    assert len(stream) == epochs * size
+    for p in range(passes):
+        assert sorted(stream[p * n:(p + 1) * n]) == list(range(n))  # each pass: every pair once
+    assert stream_indices(n, epochs, size, seed) == stream_indices(n, epochs, size, seed)  # by its number alone
+
+
+def test_the_passes_have_different_orders():
+    stream = [i for epoch in range(1, 5) for i in stream_indices(50, epoch, 25, seed=3)]
+    assert stream[:50] != stream[50:]
+    assert stream_indices(0, 1, 5, seed=3) == []
+
+
+def drawn(trainer, corpus, epoch):
+    batches = trainer.epoch_batches(corpus, epoch, np.random.default_rng(0))
+    return [int(i) for _, batch in batches for i in batch["index"].numpy()]
+
+
+def test_the_trainer_trains_an_epoch_on_its_share_of_the_stream(setup):
+    make_trainer, corpus = setup
+    n = len(corpus.train_src)
+    trainer = make_trainer(epoch_examples=n // 3 + 1)
+    epochs = [drawn(trainer, corpus, epoch) for epoch in (1, 2, 3)]
+    assert [sorted(e) for e in epochs] == [sorted(stream_indices(n, epoch, n // 3 + 1, 7)) for epoch in (1, 2, 3)]
+    first_pass = [i for e in epochs for i in e]
+    assert set(first_pass) == set(range(n))
+    assert sorted(drawn(make_trainer(), corpus, 1)) == list(range(n))  # without it: one pass
+
+
+def test_under_a_curriculum_the_stream_runs_through_the_pairs_it_keeps(setup):
+    make_trainer, corpus = setup
+    kept = set(curriculum_indices(corpus.train_src, 1, 3))
+    assert len(kept) < len(corpus.train_src)
+    pairs = drawn(make_trainer(epoch_examples=len(kept) + 5, curriculum_epochs=3), corpus, 1)
+    assert set(pairs) == kept and len(pairs) == len(kept) + 5
