@@ -3,14 +3,15 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
-                                                  [--stopping score|perplexity]
+                                                  [--stopping score|perplexity|authors]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
 restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
-``<work>/question_formation/<cell>.score/seed<N>``, stopped by the authors' criterion, dev
-full-sentence accuracy (``<cell>/`` with ``--stopping perplexity``, our first protocol:
-``question_experiments.STOPPING``). The same command again resumes an interrupted
+``<work>/question_formation/<cell>.score/seed<N>``, stopped on dev full-sentence accuracy once a
+pass, the authors' criterion at our epochs' granularity (``<cell>/`` with ``--stopping perplexity``,
+our first protocol; ``<cell>.authors/`` with ``--stopping authors``, the authors' code's criterion
+itself: ``question_experiments.STOPPING``). The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
@@ -125,8 +126,10 @@ def main():
     parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
     parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
     parser.add_argument("--stopping", choices=list(STOPPING), default=MAIN_STOPPING,
-                        help="what chooses a restart's best epoch and stops it: the dev full-sentence accuracy (the "
-                             "authors' criterion, the main table's) or the dev perplexity (our first protocol)")
+                        help="what chooses a restart's best epoch and stops it: the dev full-sentence accuracy once "
+                             "a pass (score, the main table's), the dev perplexity (our first protocol), or the "
+                             "authors' code's criterion (authors: the accuracy every 5000 pairs, patience 3, no stop "
+                             "before 150 000 pairs)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
