@@ -178,9 +178,9 @@ EXPERIMENTS["bound_translation"] = [
     *(fair_row(config, seed) for seed in (1, 2, 3) for config in FAIR_CONFIGS),
     *(fair_row(config, seed, source="de", target="en") for seed in (1, 2, 3)
       for config in FAIR_CONFIGS if not config.startswith("bound")),
-    *(fair_row(config, 1, folder="easy/easy50000")
-      for config in (BEST_BOUND, *(c for c in FAIR_CONFIGS if not c.startswith("bound")))),
     *(fair_row(config, seed) for seed in (1, 2, 3) for config in ABLATION_CONFIGS),
     *(fair_row(config, seed, source=source, target=target) for seed in (1, 2, 3) for config in DEV_BLEU_CONFIGS
       for source, target in (("en", "de"), ("de", "en")) if source == "en" or not config.startswith("bound")),
+    # easy50000 under the rule the fight is judged by (dev BLEU), one seed each.
+    *(fair_row(config, 1, folder="easy/easy50000") for config in DEV_BLEU_CONFIGS),
 ]

@@ -494,7 +494,7 @@ def fair_table(rows):
              "that PB is also the language models' initial state, not an input of their gates; *_unbound: "
              "the same with no binding term; *_devbleu: the same configurations with the best epoch by dev BLEU instead "
              "of dev perplexity (the dev set translated every epoch); easy50000 takes the best bound configuration "
-             "on easy20000); "
+             "on easy20000 and the baselines, all under the dev-BLEU rule); "
              "test BLEU is multi-bleu on the 2000 tokenized test sentences, "
              "*unseen* on those whose source is not a training sentence. Retrieval: for each distinct test "
              "source's PB (recognised in A), is its own translation's PB (recognised in B) the nearest by cosine "
