@@ -155,8 +155,8 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data, capsys):
 @pytest.mark.parametrize("flags, line", [
     (["--max_epoch=3"], "unrecognized arguments: --max_epoch=3 (did you mean --max_epochs?)"),
     (["--unitss", "8", "--early_stopping=3"], "unrecognized arguments: --unitss 8 --early_stopping=3 (did you mean "
-                                              "--units for --unitss, --early_stopping_steps or --early_stopping_metric "
-                                              "for --early_stopping?)"),
+                                              "--units for --unitss, --early_stopping_ties or --early_stopping_steps or "
+                                              "--early_stopping_metric for --early_stopping?)"),
     (["--bogus_flag=1"], "unrecognized arguments: --bogus_flag=1 (rnnpb-nmt --help lists the flags)"),
     (["--optimizer=adamw"], "argument --optimizer: invalid choice: 'adamw' (choose from 'adam', 'sgd', 'rmsprop'; "
                             "did you mean 'adam'?)"),
