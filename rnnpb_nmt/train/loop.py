@@ -160,8 +160,9 @@ def dev_score(translator, task, corpus):
 
 def save_epoch(checkpoints, stats, working_dir, best):
     """Save the epoch just trained (the last record of ``stats``): its weights as the best if
-    ``best`` (it is the new best epoch), its weights in ``epochs/`` if ``checkpoints`` keeps epochs, its whole state, then
-    the statistics naming that state; then delete the kept epochs' weights that are kept no longer.
+    ``best`` (it is the new best epoch), its weights in ``epochs/`` if ``checkpoints`` keeps epochs,
+    its whole state, then the statistics naming that state; then delete the kept epochs' weights that
+    are kept no longer.
 
     In that order, a save that fails (a full disk) leaves training_stats.json naming the previous
     epoch's complete state, which ``state/`` keeps beside the next, and the epochs kept after it;

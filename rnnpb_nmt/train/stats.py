@@ -146,9 +146,10 @@ def _is_whole(value):
 @dataclasses.dataclass(frozen=True)
 class RunStatistics(Mapping):
     """``training_stats.json``: the rows of the finished epochs, the best dev epoch and its dev
-    perplexity (None before a measured epoch), the epochs since it (``waited``, which early stopping
-    counts), the seconds of all epochs, and the ``state/`` checkpoint of the last epoch's whole
-    training state (None until an epoch is saved: ``training.save_epoch`` writes it).
+    perplexity (None before a measured epoch), the epochs since the dev measure last improved
+    (``waited``, which early stopping counts; the best epoch's unless --early_stopping_ties=last),
+    the seconds of all epochs, and the ``state/`` checkpoint of the last epoch's whole training state
+    (None until an epoch is saved: ``training.save_epoch`` writes it).
 
     The fields are the file's keys, in its order.
     """
