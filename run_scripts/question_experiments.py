@@ -46,11 +46,11 @@ TRAINING = ("--do_training --task=question_formation --embedding_size=256 --unit
 # batches of 5), a stop after 3 measurements without a better one but no earlier than 150 000 pairs,
 # and of tied measurements the last kept; it lets a restart stop far earlier than after 2 passes
 # (issue 46: does the stopping point explain GRU + location's lower generalisation here?).
-AUTHORS_EPOCH = 5000
+AUTHORS_EPOCH, AUTHORS_MIN_PAIRS = 5000, 150_000
 STOPPING = {"score": ["--early_stopping_metric=score", "--early_stopping_steps=1"],
             "perplexity": ["--early_stopping_steps=2"],
             "authors": ["--early_stopping_metric=score", "--early_stopping_steps=3", "--early_stopping_ties=last",
-                        f"--epoch_examples={AUTHORS_EPOCH}", f"--min_epochs={150_000 // AUTHORS_EPOCH}",
+                        f"--epoch_examples={AUTHORS_EPOCH}", f"--min_epochs={AUTHORS_MIN_PAIRS // AUTHORS_EPOCH}",
                         f"--max_epochs={MAX_EPOCHS * 100_000 // AUTHORS_EPOCH}"]}
 # How the results page describes the cells of each criterion but the main one.
 STOPPING_NOTES = {
@@ -58,7 +58,8 @@ STOPPING_NOTES = {
                   "protocol): the best epoch is that of the best dev perplexity, 2 epochs' patience.",
     "authors": f"Cells stopped as the authors' code stopped (`run_question_formation.py --stopping authors`): an epoch "
                f"is {AUTHORS_EPOCH} pairs (`--epoch_examples`), dev full-sentence accuracy measured after each, a stop "
-               f"after 3 without a better one but not before {150_000 // AUTHORS_EPOCH} epochs (150 000 pairs), and "
+               f"after 3 without a better one but not before {AUTHORS_MIN_PAIRS // AUTHORS_EPOCH} epochs "
+               f"({AUTHORS_MIN_PAIRS // 1000} 000 pairs), and "
                "the last of tied epochs kept; the epochs below are of that size."}
 MAIN_STOPPING = "score"
 TESTING = ["--do_testing", "--device=cpu"]

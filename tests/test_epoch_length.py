@@ -1,4 +1,4 @@
-"""--epoch_examples (epochs of N pairs cut from a stream through the corpus) and --min_epochs."""
+"""--epoch_examples: epochs of N pairs cut from a stream through the corpus."""
 
 import numpy as np
 from hypothesis import given, strategies as st

@@ -89,7 +89,7 @@ def train(trainer, corpus, working_dir, task=None, log=print):
         stats = stats.after_epoch(record, improved, tied)
         save_epoch(checkpoints, stats, working_dir, improved or tied)
         summaries.write_epoch(record)
-        log(epoch_line(record, improved or tied))
+        log(epoch_line(record, stats.best_epoch == epoch))
         if stops_early(stats, t):
             log(f"early stopping: no dev improvement for {stats.waited} epochs")
             break
@@ -110,17 +110,21 @@ def improves(row, stats, metric):
     Both are read by training_stats.json's keys, which name the measures (an EpochRecord and
     RunStatistics, or the file's objects)."""
     key, larger = DEV_MEASURES[metric]
-    if stats["best_epoch"] is None:
-        best = -math.inf if larger else math.inf
-    else:
-        best = stats["epochs"][stats["best_epoch"] - 1][key]
+    best = best_measure(stats, metric)
     return row[key] > best if larger else row[key] < best
 
 
 def ties(row, stats, metric):
     """Whether a measured epoch's ``row`` equals the best epoch of ``stats`` by ``metric``."""
-    key, _ = DEV_MEASURES[metric]
-    return stats["best_epoch"] is not None and row[key] == stats["epochs"][stats["best_epoch"] - 1][key]
+    return row[DEV_MEASURES[metric][0]] == best_measure(stats, metric)
+
+
+def best_measure(stats, metric):
+    """The best epoch's dev measure by ``metric``, or the worst possible one before a measured epoch."""
+    key, larger = DEV_MEASURES[metric]
+    if stats["best_epoch"] is None:
+        return -math.inf if larger else math.inf
+    return stats["epochs"][stats["best_epoch"] - 1][key]
 
 
 def last_epochs(records, n):
