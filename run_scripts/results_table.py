@@ -17,7 +17,8 @@ RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, EXPERIMENTS, binding_strength  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
-from question_experiments import CELLS, MAIN_STOPPING, STOPPING_NOTES, TRAIN_SECONDS, stopping_of  # noqa: E402
+from question_experiments import CELLS, MAIN_PROTOCOL, RECIPE_NOTES, RECIPES, STOPPING, STOPPING_NOTES  # noqa: E402
+from question_experiments import TRAIN_SECONDS, protocol_of  # noqa: E402
 from question_experiments import PAPER as QUESTION_PAPER  # noqa: E402
 from transduction_experiments import PAPER, TASKS  # noqa: E402
 
@@ -333,7 +334,7 @@ def question_formation_table(cells):
     """McCoy, Frank & Linzen 2018's medians beside our cells (``run_question_formation.py``): per
     cell the medians over its restarts of full-sentence accuracy on a set drawn like the test set
     and of first-word accuracy on the generalization set, and the minutes one restart trained; the
-    main table's stopping criterion first, then the cells stopped by another."""
+    main table's protocol (stopping criterion and recipe) first, then the cells of each other one."""
     lines = ["Medians over a cell's restarts (seeds 1..N) of full-sentence accuracy and of generalization first-word",
              "accuracy (is the main auxiliary in front?). Ours are **dev** figures: the shared `question.dev` (drawn",
              "like the test set) and the generator's own generalization set; the paper's are test and generalization",
@@ -343,19 +344,31 @@ def question_formation_table(cells):
              f"a restart trains at most {TRAIN_SECONDS // 60} minutes; the table gives each cell's minutes and epochs, and",
              "marks the restarts the budget stopped. Each restart's best epoch is the first of its best dev",
              "full-sentence accuracy (1 epoch's patience), as the authors' code stopped.", "", *QUESTION_HEADER]
-    lines += question_rows(cells, MAIN_STOPPING, with_missing=True)
-    for stopping, note in STOPPING_NOTES.items():
-        rows = question_rows(cells, stopping)
+    lines += question_rows(cells, MAIN_PROTOCOL, with_missing=True)
+    for protocol in PROTOCOLS[1:]:
+        rows = question_rows(cells, protocol)
         if rows:
-            lines += ["", note, "", *QUESTION_HEADER, *rows]
+            lines += ["", protocol_note(*protocol), "", *QUESTION_HEADER, *rows]
     lines += ["", "\\* stopped by the time budget.", ""]
-    for c in sorted(cells, key=lambda c: (stopping_of(c) != MAIN_STOPPING, list(CELLS).index(c["cell"]))):
+    for c in sorted(cells, key=lambda c: (PROTOCOLS.index(protocol_of(c)), list(CELLS).index(c["cell"]))):
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
         tests = [median[name]["test_command"] for name in ("dev", "gen", "test_covered", "gen_covered")]
-        lines += [f"`{c['cell']} (--stopping {stopping_of(c)})` ({c['date']}, {c['machine']}): predictions of its median "
+        stopping, recipe = protocol_of(c)
+        lines += [f"`{c['cell']} (--stopping {stopping} --recipe {recipe})` ({c['date']}, {c['machine']}): "
+                  "predictions of its median "
                   f"restart in `{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
                   "```", c["generate_command"], *[r["train_command"] for r in c["restarts"]], *tests, "```", ""]
     return lines
+
+
+# Every (stopping criterion, recipe) of run_question_formation.py, the main table's first.
+PROTOCOLS = [MAIN_PROTOCOL, *((s, r) for r in RECIPES for s in STOPPING if (s, r) != MAIN_PROTOCOL)]
+
+
+def protocol_note(stopping, recipe):
+    """What the results page says of the cells of a protocol other than the main table's."""
+    said = [STOPPING_NOTES[stopping]] if stopping in STOPPING_NOTES else []
+    return " ".join([*said, *([RECIPE_NOTES[recipe]] if recipe in RECIPE_NOTES else [])])
 
 
 QUESTION_HEADER = ["| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
@@ -363,10 +376,10 @@ QUESTION_HEADER = ["| cell | restarts | ours: dev full-sentence | ours: gen firs
                    "median restart |", "|---|" + "---|" * 8]
 
 
-def question_rows(cells, stopping, with_missing=False):
-    """The table rows of the cells recorded under ``stopping``, in the paper's order (``with_missing``:
+def question_rows(cells, protocol, with_missing=False):
+    """The table rows of the cells recorded under ``protocol``, in the paper's order (``with_missing``:
     also those not run yet)."""
-    done = {c["cell"]: c for c in cells if stopping_of(c) == stopping}
+    done = {c["cell"]: c for c in cells if protocol_of(c) == protocol}
     return [question_row(name, done.get(name)) for name in CELLS if with_missing or name in done]
 
 
@@ -384,9 +397,9 @@ def question_row(name, c):
 
 
 def question_headline(cells):
-    """The index's figures of question formation: per cell stopped by the main criterion, the
-    median generalization first-word accuracy, the figure the paper's question turns on."""
-    done = {c["cell"]: c for c in cells if stopping_of(c) == MAIN_STOPPING}
+    """The index's figures of question formation: per cell of the main protocol, the median
+    generalization first-word accuracy, the figure the paper's question turns on."""
+    done = {c["cell"]: c for c in cells if protocol_of(c) == MAIN_PROTOCOL}
     ours = listing((name, f"**{fmt(done[name]['median']['gen_first_word_accuracy'], 3)}**" if name in done
                     else "not run yet") for name in CELLS)
     paper = listing((name, fmt(QUESTION_PAPER[name][1], 3)) for name in CELLS)
@@ -640,7 +653,7 @@ def readme_table(recorded):
     records = {study.name: rows for study, rows in zip(STUDIES, recorded)}
     _, transduction, transduction_paper, _ = transduction_headline(records["transduction"])
     hard, _ = inflection_average(predicting_cells(records["inflection"]), "sigmorphon2016", "hard")
-    questions = {c["cell"]: c for c in records["question_formation"] if stopping_of(c) == MAIN_STOPPING}
+    questions = {c["cell"]: c for c in records["question_formation"] if protocol_of(c) == MAIN_PROTOCOL}
     gru = questions.get("gru_location")
     fair = fair_groups(records["bound_translation"])
     easy = lambda config, direction: fair_bleu(fair.get((config, "easy/easy20000", direction), ((), ()))[1])

@@ -3,7 +3,7 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
-                                                  [--stopping score|perplexity|authors]
+                                                  [--stopping score|perplexity|authors] [--recipe adam|sgd]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
@@ -11,14 +11,16 @@ restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
 ``<work>/question_formation/<cell>.score/seed<N>``, stopped on dev full-sentence accuracy once a
 pass, the authors' criterion at our epochs' granularity (``<cell>/`` with ``--stopping perplexity``,
 our first protocol; ``<cell>.authors/`` with ``--stopping authors``, the authors' code's criterion
-itself: ``question_experiments.STOPPING``). The same command again resumes an interrupted
+itself: ``question_experiments.STOPPING``); ``--recipe sgd`` trains as the authors' code did (plain
+SGD on batches of 5, teacher forcing on half of them: ``RECIPES``), into ``<cell>.<stopping>.sgd/``.
+The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
 Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the
 restarts, and the median restart, whose two prediction files are copied to
 ``run_scripts/results/question_formation/<cell>.score.test.tsv`` / ``<cell>.score.gen.tsv`` (``<cell>.*``).
-A cell already recorded with the same stopping criterion is replaced; the others are kept.
+A cell already recorded under the same stopping criterion and recipe is replaced; the others are kept.
 """
 
 import argparse
@@ -32,8 +34,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
-from question_experiments import CELLS, GENERATE, MAIN_STOPPING, RESTARTS, STOPPING, TESTING, TRAIN_SECONDS  # noqa: E402
-from question_experiments import run_name, stopping_of, training_flags  # noqa: E402
+from question_experiments import CELLS, GENERATE, MAIN_RECIPE, MAIN_STOPPING, RECIPES, RESTARTS, STOPPING  # noqa: E402
+from question_experiments import TESTING, TRAIN_SECONDS, protocol_of, run_name, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -51,9 +53,9 @@ def test(test_set, working_dir, name):
     return dict(kept, test_seconds=round(stats["testing_time"], 1), test_command=shown(command))
 
 
-def run_restart(cell, seed, data, shared, working_dir, budget, log, stopping=MAIN_STOPPING):
+def run_restart(cell, seed, data, shared, working_dir, budget, log, stopping=MAIN_STOPPING, recipe=MAIN_RECIPE):
     """Train one restart within ``budget`` seconds (or resume it, or skip it when finished) and test it."""
-    command = [sys.executable, "-u", NMT, *training_flags(cell, seed, stopping), f"--grammar={shared}/question.gr",
+    command = [sys.executable, "-u", NMT, *training_flags(cell, seed, stopping, recipe), f"--grammar={shared}/question.gr",
                f"--train_set1={data}/train.src", f"--train_set2={data}/train.tgt", f"--dev_set1={data}/dev.src",
                f"--dev_set2={data}/dev.tgt", f"--working_dir={working_dir}"]
     trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
@@ -80,33 +82,35 @@ def medians(restarts):
             "restart": median_restart(restarts)["seed"]}
 
 
-def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping=MAIN_STOPPING):
-    """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping``; keep its median
-    restart's predictions; its record."""
+def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping=MAIN_STOPPING, recipe=MAIN_RECIPE):
+    """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping`` and optimised by
+    ``recipe``; keep its median restart's predictions; its record."""
     data = os.path.abspath(os.path.join(work, "question_formation", "data"))
     generated = generate_once("generate_questions.py", [f"--out={data}", f"--data_dir={shared}", *GENERATE],
                               os.path.join(data, "gen.tgt"))
-    base = os.path.abspath(os.path.join(work, "question_formation", run_name(cell, stopping)))
-    recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log, stopping)
+    name = run_name(cell, stopping, recipe)
+    base = os.path.abspath(os.path.join(work, "question_formation", name))
+    recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log, stopping, recipe)
                 for seed in range(1, restarts + 1)]
     middle = medians(recorded)
     predictions = {}
-    for name in PREDICTED:
-        kept = os.path.join(results, "question_formation", f"{run_name(cell, stopping)}.{name}.tsv")
+    for test_name in PREDICTED:
+        kept = os.path.join(results, "question_formation", f"{name}.{test_name}.tsv")
         os.makedirs(os.path.dirname(kept), exist_ok=True)
-        shutil.copy(os.path.join(base, f"seed{middle['restart']}", f"test_trans_{name}_covered.txt"), kept)
-        predictions[name] = os.path.relpath(kept, ROOT)
-    return {"cell": cell, "stopping": stopping, "generate_command": shown(generated), "train_seconds_budget": budget,
+        shutil.copy(os.path.join(base, f"seed{middle['restart']}", f"test_trans_{test_name}_covered.txt"), kept)
+        predictions[test_name] = os.path.relpath(kept, ROOT)
+    return {"cell": cell, "stopping": stopping, "recipe": recipe, "generate_command": shown(generated),
+            "train_seconds_budget": budget,
             "restarts": recorded, "median": middle, "predictions": predictions, "machine": machine(),
             "date": time.strftime("%Y-%m-%d")}
 
 
 def record(cell, note, results=RESULTS):
     """Keep ``cell`` in results/question_formation.json, replacing the same cell's earlier one
-    under the same stopping criterion."""
+    under the same stopping criterion and recipe."""
     path = os.path.join(results, "question_formation.json")
     cells = json.load(open(path)) if os.path.isfile(path) else []
-    cells = [c for c in cells if (c["cell"], stopping_of(c)) != (cell["cell"], stopping_of(cell))]
+    cells = [c for c in cells if (c["cell"], protocol_of(c)) != (cell["cell"], protocol_of(cell))]
     with open(path, "w") as f:
         json.dump([*cells, dict(cell, note=note)], f, indent=2)
         f.write("\n")
@@ -130,6 +134,9 @@ def main():
                              "a pass (score, the main table's), the dev perplexity (our first protocol), or the "
                              "authors' code's criterion (authors: the accuracy every 5000 pairs, patience 3, no stop "
                              "before 150 000 pairs)")
+    parser.add_argument("--recipe", choices=list(RECIPES), default=MAIN_RECIPE,
+                        help="how a restart is optimised: Adam on batches of 128 (adam, ours) or as the authors' code "
+                             "(sgd: plain SGD on batches of 5, teacher forcing on half of them)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
@@ -140,7 +147,7 @@ def main():
         parser.error(f"--data={args.data}: no {', '.join(missing)}")
     for cell in args.cells:
         recorded = run_cell(cell, args.restarts, os.path.abspath(args.data), args.work, args.train_seconds,
-                            lambda m: print(m, flush=True), stopping=args.stopping)
+                            lambda m: print(m, flush=True), stopping=args.stopping, recipe=args.recipe)
         record(recorded, args.note)
         print(json.dumps(recorded), flush=True)
 

@@ -154,7 +154,8 @@ def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_p
     rows = [line for line in lines if line.startswith("| gru_location |")]
     assert [row.split("|")[4].strip() for row in rows] == ["**0.100**", "**0.300**"]  # the main criterion's first
     text = "\n".join(lines)
-    assert text.index("`gru_location (--stopping score)`") < text.index("`gru_location (--stopping perplexity)`")
+    assert text.index("`gru_location (--stopping score --recipe adam)`") < text.index(
+        "`gru_location (--stopping perplexity --recipe adam)`")
 
 
 def test_the_authors_criterion_measures_every_5000_pairs_and_shows_its_cells_apart(tmp_path, monkeypatch):
@@ -171,6 +172,31 @@ def test_the_authors_criterion_measures_every_5000_pairs_and_shows_its_cells_apa
     note = question_experiments.STOPPING_NOTES["authors"]
     assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.400** |")
     assert (tmp_path / "results" / "question_formation" / "gru_location.authors.gen.tsv").is_file()
+
+
+def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_shown_apart(tmp_path, monkeypatch):
+    """--recipe sgd: plain SGD on batches of 5 (0.005 on our batch-mean loss = their 0.001 on a summed
+    one), no clipping, teacher forcing on half the batches, replacing TRAINING's flags of those names;
+    a cell of that recipe replaces only its own protocol's record and has its own table."""
+    adam, _, _ = fake_cell(tmp_path / "adam", monkeypatch, {1: 0.2}, stopping="authors")
+    cell, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe="sgd")
+    command = runs.trained[0][0]
+    assert {"--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9",
+            "--teacher_forcing=0.5", "--epoch_examples=5000", "--min_epochs=30"} <= set(command)
+    assert [a for a in command if a.startswith(("--batch_size=", "--learning_rate="))] == [
+        "--batch_size=5", "--learning_rate=0.005"]
+    assert flag(command, "working_dir") == str(
+        tmp_path / "work" / "question_formation" / "gru_location.authors.sgd" / "seed1")
+    assert (tmp_path / "results" / "question_formation" / "gru_location.authors.sgd.test.tsv").is_file()
+    for recorded, note in ((adam, ""), (cell, "old"), (cell, "again")):
+        runner.record(recorded, note, results=str(tmp_path))
+    cells = json.loads((tmp_path / "question_formation.json").read_text())
+    assert [(c["stopping"], c["recipe"], c["note"]) for c in cells] == [("authors", "adam", ""), ("authors", "sgd", "again")]
+    lines = results_table.question_formation_table(cells)
+    note = results_table.protocol_note("authors", "sgd")
+    assert note.startswith(question_experiments.STOPPING_NOTES["authors"]) and "batches of 5" in note
+    assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.600** |")
+    assert "`gru_location (--stopping authors --recipe sgd)`" in "\n".join(lines)
 
 
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
@@ -192,6 +218,7 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
     (["sru_none"], "argument CELL: invalid choice: 'sru_none'"),
     (["gru_none", "--restarts", "0"], "argument --restarts: 0 is not a positive number"),
     (["gru_none", "--stopping", "bleu"], "argument --stopping: invalid choice: 'bleu'"),
+    (["gru_none", "--recipe", "rmsprop"], "argument --recipe: invalid choice: 'rmsprop'"),
     (["gru_none", "--data", "{missing}"], "--data={missing}: no question.gr, question.dev, question.test-covered"),
 ])
 def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usage_errors(
