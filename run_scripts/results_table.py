@@ -371,7 +371,8 @@ def protocol_note(stopping, recipe):
     return " ".join([*said, *([RECIPE_NOTES[recipe]] if recipe in RECIPE_NOTES else [])])
 
 
-QUESTION_HEADER = ["| cell | restarts | ours: dev full-sentence | ours: gen first-word (dev) | paper: test full-sentence | "
+QUESTION_HEADER = ["| cell | restarts | ours: dev full-sentence, median (range) | ours: gen first-word (dev), median "
+                   "(range) | paper: test full-sentence | "
                    "paper: gen first-word | minutes per restart: training (median, max) | epochs (best) per restart | "
                    "median restart |", "|---|" + "---|" * 8]
 
@@ -391,9 +392,16 @@ def question_row(name, c):
     minutes = [r["train_seconds"] / 60 for r in c["restarts"]]
     runs = ", ".join(f"{r['epochs']} ({r['best_epoch']})" + ("*" if r["stopped"] == "time budget" else "")
                      for r in c["restarts"])
-    return (f"| {name} | {len(c['restarts'])} | **{fmt(c['median']['dev_full_sentence_accuracy'], 3)}** | "
-            f"**{fmt(c['median']['gen_first_word_accuracy'], 3)}** | {paper} | "
+    spread = lambda test, measure: spread_of(c["median"][f"{test}_{measure}"], [r[test][measure] for r in c["restarts"]])
+    return (f"| {name} | {len(c['restarts'])} | {spread('dev', 'full_sentence_accuracy')} | "
+            f"{spread('gen', 'first_word_accuracy')} | {paper} | "
             f"{fmt(statistics.median(minutes), 1)} ({fmt(max(minutes), 1)}) | {runs} | seed{c['median']['restart']} |")
+
+
+def spread_of(median, values):
+    """A cell's median in bold and, over more than one restart, the range of its restarts'."""
+    shown = f"**{fmt(median, 3)}**"
+    return shown if len(values) < 2 else f"{shown} ({fmt(min(values), 3)}–{fmt(max(values), 3)})"
 
 
 def question_headline(cells):
