@@ -47,3 +47,15 @@ def test_the_kept_best_epochs_follow_the_tie_rule():
     assert training.best_epochs(records, 2, "perplexity") == [2, 3]
     assert training.best_epochs(records, 2, "perplexity", ties="last") == [5, 3]
     assert training.kept_epochs(records, 1, "perplexity", ties="last") == [5]
+
+
+def test_before_a_best_epoch_nothing_ties_not_even_an_infinite_measure():
+    """The first measured epoch is compared with a stand-in (an infinite perplexity, a score of minus
+    infinity); an epoch that overflows to that value neither improves on it nor ties it."""
+    empty = {"best_epoch": None, "epochs": []}
+    for metric, worst in (("perplexity", float("inf")), ("score", float("-inf"))):
+        row = {"dev_perplexity": worst, "dev_score": worst}
+        assert not training.improves(row, empty, metric) and not training.ties(row, empty, metric)
+    best = {"best_epoch": 1, "epochs": [{"dev_perplexity": 4.0, "dev_score": 30.0}]}
+    assert training.ties({"dev_perplexity": 4.0}, best, "perplexity") and training.ties({"dev_score": 30.0}, best, "score")
+    assert not training.ties({"dev_perplexity": 4.5}, best, "perplexity")

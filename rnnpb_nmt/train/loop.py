@@ -115,8 +115,9 @@ def improves(row, stats, metric):
 
 
 def ties(row, stats, metric):
-    """Whether a measured epoch's ``row`` equals the best epoch of ``stats`` by ``metric``."""
-    return row[DEV_MEASURES[metric][0]] == best_measure(stats, metric)
+    """Whether a measured epoch's ``row`` equals the best epoch of ``stats`` by ``metric`` (before a best
+    epoch, nothing ties: not even an infinite dev perplexity the stand-in's infinity would equal)."""
+    return stats["best_epoch"] is not None and row[DEV_MEASURES[metric][0]] == best_measure(stats, metric)
 
 
 def best_measure(stats, metric):
