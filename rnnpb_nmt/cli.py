@@ -177,6 +177,8 @@ def main(models, tasks, argv=None):
 
 
 def run(models, tasks, args):
+    if not args.working_dir:
+        raise UserError("--working_dir: empty (give the run's directory)")
     if args.device == "cpu":
         tf.config.set_visible_devices([], "GPU")
     if args.device == "gpu" and not tf.config.list_physical_devices("GPU"):
@@ -192,6 +194,7 @@ def run(models, tasks, args):
                                       or args.translate or not args.do_testing):
         raise UserError("--ensemble: only with --do_testing (not with --do_training, --analyze, --query or --translate)")
     _check_translation_flags(args)
+    _check_training_flags(args, given)
     for flag in ("test_set", "test_ref"):  # before training, not hours into it
         if given.get(flag) and not os.path.isfile(given[flag]):
             raise UserError(f"--{flag}={given[flag]}: no such file")
@@ -234,6 +237,28 @@ def _check_translation_flags(args):
         raise UserError("--nbest/--scores/--token_scores: only with --translate or --query")
     if args.translate and args.output != "-":
         files.check_writable(args.output)
+        run = os.path.realpath(args.working_dir)
+        if os.path.exists(args.output) and os.path.commonpath([os.path.realpath(args.output), run]) == run:
+            raise UserError(f"--output={args.output}: a file of --working_dir={args.working_dir} "
+                            "(it would be overwritten; write a new file)")
+
+
+def _check_training_flags(args, given):
+    """Without --do_training, the flags only training reads are refused, not ignored: a trained
+    run's model, training and data settings are its hparams.json's (a test with --units=512 would
+    test the saved model, not a larger one)."""
+    if args.do_training:
+        return
+    for name in ("model", "training", "data"):
+        for f in config_lib.fields(config_lib.SECTIONS[name]):
+            if f.metadata["flag"] and f.name in given:
+                raise UserError(f"--{f.name}: only with --do_training (a trained run's {name} settings are its "
+                                "hparams.json's); it would be ignored")
+    for flag, unread in (("start_over", args.start_over), ("distribute", args.distribute != "none")):
+        if unread:
+            raise UserError(f"--{flag}: only with --do_training; it would be ignored")
+    if args.test_ref and not (args.do_testing or args.analyze):
+        raise UserError("--test_ref: only with --do_testing or --analyze; it would be ignored")
 
 
 def load_translator(models, tasks, args, overrides):

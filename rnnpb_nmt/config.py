@@ -153,8 +153,6 @@ class _DataCore:
     num_mono1: int = option(0, "monolingual source sentences", flag=False)
     num_mono2: int = option(0, "monolingual target sentences", flag=False)
 
-    FILES = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
-
 
 def _section(name, core):
     """A section's class: the core's fields, then those of the ``<name>Options`` classes that the
@@ -219,6 +217,8 @@ class Config:
                     if f.metadata["legacy"] is NO_LEGACY:
                         raise UserError(f"{source}: corrupted (no {f.name!r})")
                     values[f.name] = f.metadata["legacy"]
+                elif f.name in values:
+                    _check_saved(f, values[f.name], source)
         return cls.from_flat(values)
 
     def to_flat(self):
@@ -237,6 +237,25 @@ class Config:
             changes.setdefault(section_of[key], {})[key] = value
         return dataclasses.replace(self, **{name: dataclasses.replace(getattr(self, name), **values)
                                             for name, values in changes.items()})
+
+
+def _check_saved(field, value, source):
+    """A UserError naming hparams.json (``source``) when a saved value is not one its field can hold:
+    a file edited by hand would otherwise fail deep inside TensorFlow."""
+    kind, name = flag_type(field), field.name
+    optional = field.default is None or type(None) in typing.get_args(field.type)
+    fits = (value is None and optional) or (
+        isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+        or kind is float and isinstance(value, int) and not isinstance(value, bool))
+    if not fits:
+        raise UserError(f"{source}: corrupted ({name}={value!r} is not of type {kind.__name__})")
+    choices = field.metadata["choices"]
+    if value is not None and choices is not None and value not in choices:
+        raise UserError(f"{source}: corrupted ({name}={value!r}: not one of {', '.join(map(repr, choices))})")
+    try:
+        check_range(name, value, field)
+    except UserError as e:
+        raise UserError(f"{source}: corrupted ({str(e).removeprefix('--')})") from None
 
 
 def check_range(name, value, field):

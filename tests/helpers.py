@@ -129,6 +129,32 @@ def inflection_examples(lemmas):
     return [(lemma, [tag], rule(lemma)) for lemma in lemmas for tag, rule in INFLECTION_RULES.items()]
 
 
+def oracle_actions(lemma, form):
+    """The action sequence that writes ``form`` from ``lemma``, as the inflection task reads a pair
+    under the default ``--aligner=levenshtein``: the actions of their Levenshtein alignment."""
+    from rnnpb_nmt.tasks.inflection.alignment import align, alignment_actions
+
+    return alignment_actions(align(lemma, form))
+
+
+def replay(lemma, actions):
+    """Run actions on ``lemma``: (the characters written, the pointer before each action and after
+    the last), to check an action sequence. A STEP past the last character is an error: the oracle
+    and the decoder never make one."""
+    from rnnpb_nmt.data.symbols import STEP
+
+    pointer, written, pointers = 0, [], []
+    for action in actions:
+        pointers.append(pointer)
+        if action == STEP:
+            if pointer == len(lemma):
+                raise ValueError(f"a step past the last character of {lemma!r}")
+            pointer += 1
+        else:
+            written.append(action)
+    return written, pointers + [pointer]
+
+
 def held_out_inflection(make_model, encode, epochs):
     """Train ``make_model(vocab1, vocab2)`` for ``epochs`` on the examples of 240 of the synthetic
     lemmas (``encode(rows)`` -> vocab1, vocab2, src, tgt) and decode 30 others' greedily: (their

@@ -3,7 +3,9 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from rnnpb_nmt.tasks.inflection.alignment import STEP, align, levenshtein, oracle_actions, replay
+from rnnpb_nmt.tasks.inflection.alignment import STEP, align, levenshtein
+
+from helpers import oracle_actions, replay
 
 WORDS = st.text(alphabet="abcäé\u0301ʼ", max_size=9)
 
@@ -46,5 +48,6 @@ def test_the_alignment_is_a_minimum_edit_alignment_of_the_two_words(lemma, form)
 
 
 def test_replay_refuses_a_step_past_the_last_character():
+    """The replaying tests above rely on it: an oracle stepping too far fails them."""
     with pytest.raises(ValueError, match="past the last character"):
         replay("a", [STEP, STEP])

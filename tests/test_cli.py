@@ -94,6 +94,11 @@ NO_FILES = ["--train_set1=a", "--train_set2=b", "--dev_set1=c", "--dev_set2=d"]
     (["--do_training", "--train_set1=a"], "--do_training needs --train_set2"),
     (["--do_testing"], "--do_testing needs --test_set"),
     (["--units=8"], "nothing to do"),
+    # Flags only training reads, given to a command that does not train.
+    (["--do_testing", "--test_set=x", "--units=512"], "--units: only with --do_training (a trained run's model settings"),
+    (["--query=hi", "--start_over"], "--start_over: only with --do_training; it would be ignored"),
+    (["--query=hi", "--distribute=mirrored"], "--distribute: only with --do_training; it would be ignored"),
+    (["--query=hi", "--test_ref=x"], "--test_ref: only with --do_testing or --analyze; it would be ignored"),
     # Flags the model does not read: refused before any data is read (the files named here do not exist).
     (["--do_training", "--model=rnnpbnmt", "--attention=content", *NO_FILES],
      "--attention=content: only for --model=encdec (this run: --model=rnnpbnmt); it would be ignored"),
@@ -106,6 +111,13 @@ def test_bad_flags_and_empty_working_dir_give_one_line_errors(tmp_path, flags, m
     status, out, err = cli_in_process([*flags, f"--working_dir={tmp_path}"], capsys)
     assert status != 0 and out == ""
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_an_empty_directory_flag_is_named(tmp_path, capsys):
+    for args, message in [(["--query=hi", "--working_dir="], "error: --working_dir: empty"),
+                          (["export", f"--working_dir={tmp_path}", "--out="], "error: --out: empty")]:
+        status, out, err = cli_in_process(args, capsys)
+        assert (status, out) == (1, "") and err.startswith(message) and len(err.splitlines()) == 1, err
 
 
 def test_a_flag_the_tested_model_does_not_read_is_refused(trained_encdec, capsys):

@@ -37,6 +37,24 @@ def run_files(working_dir):
     return {p.relative_to(working_dir): p.read_bytes() for p in working_dir.rglob("*") if p.is_file() and p.name != ".lock"}
 
 
+def test_a_directory_of_run_files_without_hparams_is_not_overwritten(demo_data, tmp_path, capsys):
+    # A run's files with no hparams.json (another tool's checkpoint, a run whose hparams.json was
+    # deleted): a new run there would overwrite its vocabularies and prune its checkpoints.
+    wd = tmp_path / "wd"
+    (wd / "best").mkdir(parents=True)
+    (wd / "best" / "ckpt-7.index").write_bytes(b"weights")
+    (wd / "vocab1.txt").write_text("mine\n")
+    before = run_files(wd)
+    small = ["--model=encdec", "--max_epochs=1", "--units=8", "--embedding_size=8"]
+    status, _, err = cli_in_process(train_args(demo_data, wd, *small), capsys)
+    assert status == 1 and len(err.splitlines()) == 1, err
+    assert "holds vocab1.txt, best but no hparams.json" in err and "--start_over" in err
+    assert run_files(wd) == before
+    status, out, _ = cli_in_process([*train_args(demo_data, wd, *small), "--start_over"], capsys)
+    assert status == 0 and f"the previous run is now {tmp_path / 'wd.previous-1'}" in out
+    assert run_files(tmp_path / "wd.previous-1") == before and (wd / "hparams.json").is_file()
+
+
 @pytest.mark.slow
 def test_start_over_moves_the_old_run_aside(demo_data, tmp_path, capsys):
     wd = tmp_path / "wd"

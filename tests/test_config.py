@@ -101,6 +101,8 @@ def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_d
      "--attention=content: only for --model=encdec (this run: --model=rnnpbnmt); it would be ignored"),
     ({"model": "encdec", "refine_steps": 2}, "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned "
                                              "(this run: --model=encdec --amortize=none)"),
+    ({"model": "encdec", "num_PB": 7}, "--num_PB=7: only for --model=rnnpbnmt (this run: --model=encdec)"),
+    ({"model": "transformer", "max_recog_epochs": 3}, "--max_recog_epochs=3: only for --model=rnnpbnmt"),
     ({"model": "encdec", "attention": "content", "attention_positions": 10},
      "--attention_positions=10: only for --model=encdec --attention=location (this run: --model=encdec "
      "--attention=content)"),
@@ -129,7 +131,9 @@ def test_the_thesis_and_experiment_flags_are_read_by_their_runs():
     """What the thesis's listings and the project's experiment scripts give stays accepted."""
     for flat in ({"model": "rnnpbnmt", "autoencode": True, "bind_hard": True, "num_PB": 128, "num_layers": 2,
                   "dropout": 0.4},
-                 {"model": "encdec", "reverse_source": True, "num_PB": 1024, "binding_strength": 1.0},
+                 {"model": "encdec", "reverse_source": True},  # the thesis's seq-to-seq: no PB flags
+                 {"model": "rnnpbnmt", "num_PB": 1024, "binding_strength": 1.0, "bind_hard": True, "p_reset": 0.1,
+                  "pb_learning_rate": 0.01, "max_recog_epochs": 100, "dropout": 0.4},
                  {"model": "rnnpbnmt", "amortize": "encoder", "refine_steps": 2, "refine_step_size": 0.3,
                   "encoder_binding": 1.0, "both_directions": True, "self_loss": 0.0},
                  {"model": "rnnpbnmt", "amortize": "learned", "refine_steps": 2, "refine_gradient": "full"},

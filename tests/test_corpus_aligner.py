@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rnnpb_nmt.config import Config
-from rnnpb_nmt.tasks.inflection.alignment import STEP, alignment_actions, levenshtein, oracle_actions, replay
+from rnnpb_nmt.tasks.inflection.alignment import STEP, alignment_actions, levenshtein
 from rnnpb_nmt.tasks.inflection.corpus_aligner import CorpusAligner
 from rnnpb_nmt.tasks.inflection.task import InflectionTask
 
-from helpers import ROOT, write_lines
+from helpers import ROOT, oracle_actions, replay, write_lines
 
 # CELEX's past -> present subjunctive, whence the paper's Figure 3 pairs: a weak verb drops the t
 # of its past (legte -> lege), a strong one has o where the subjunctive has ie (flog -> fliege).

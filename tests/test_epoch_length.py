@@ -14,7 +14,9 @@ def test_consecutive_epochs_run_through_every_pass_in_its_own_order(n, size, pas
     assert len(stream) == epochs * size
     for p in range(passes):
         assert sorted(stream[p * n:(p + 1) * n]) == list(range(n))  # each pass: every pair once
-    assert stream_indices(n, epochs, size, seed) == stream_indices(n, epochs, size, seed)  # by its number alone
+    # An epoch is a window of one stream (by its number alone): cut into epochs of one pair, the same stream
+    one_by_one = [i for position in range(1, epochs * size + 1) for i in stream_indices(n, position, 1, seed)]
+    assert stream == one_by_one
 
 
 def test_the_passes_have_different_orders():

@@ -3,6 +3,7 @@ beam, translates in a fresh process that imports only TensorFlow exactly as the 
 ``ExportedModel`` keeps ``rnnpb_nmt.load``'s contract; what cannot be exported is refused in one line."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -242,6 +243,19 @@ def test_a_task_with_python_only_preparation_is_refused_and_a_non_export_is_not_
         export.text_preparation(task)
     with pytest.raises(UserError, match=rf"^{tmp_path / 'wd'}: not an rnnpb-nmt export \(no "):
         ExportedModel(str(tmp_path / "wd"))
+
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"[]", "corrupted (not a JSON object)"),
+    (b"{}", "corrupted (no 'name', 'version', "),
+    (json.dumps({key: None for key in export.INFO_KEYS}).encode(), "corrupted (its signatures lack "),
+])
+def test_a_damaged_export_json_is_a_one_line_error(tmp_path, content, message):
+    (tmp_path / export.INFO).parent.mkdir(parents=True)
+    (tmp_path / export.INFO).write_bytes(content)
+    with pytest.raises(UserError, match=re.escape(f"{tmp_path / export.INFO}: {message}")):
+        ExportedModel(str(tmp_path))
 
 
 WHITESPACE = [chr(c) for c in range(0x3001) if chr(c).isspace()] + ["\u200b", "\ufeff"]  # and two that are not

@@ -79,6 +79,21 @@ def test_a_full_disk_keeps_the_old_json_file(small_disk):
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "stats.json"]  # no temporary file left
 
 
+def test_an_atomic_write_spares_other_files_and_writes_through_a_link(tmp_path):
+    (tmp_path / "out.txt.tmp").write_text("a file of the user's\n")  # the old fixed temporary name
+    (tmp_path / "real.txt").write_text("old\n")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
+    files.write_text(tmp_path / "out.txt", "new\n")
+    files.write_text(tmp_path / "link.txt", "through\n")
+    assert (tmp_path / "out.txt.tmp").read_text() == "a file of the user's\n"
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "through\n"
+    with pytest.raises(ZeroDivisionError), files.atomic_file(tmp_path / "out.txt") as f:
+        f.write("half")
+        raise ZeroDivisionError  # an interrupted write: the previous file stays, no temporary one
+    assert (tmp_path / "out.txt").read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "out.txt", "out.txt.tmp", "real.txt"]
+
+
 @pytest.mark.long
 def test_a_full_disk_while_saving_an_epoch_keeps_the_last_one(demo_data, small_disk):
     """Room for the run's small files (hyperparameters, vocabularies, lock), not for a checkpoint."""

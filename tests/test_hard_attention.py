@@ -11,10 +11,9 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import search
 from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
 from rnnpb_nmt.layers.hard_attention import attend, teacher_forced_positions
-from rnnpb_nmt.tasks.inflection.alignment import oracle_actions
 from rnnpb_nmt.tasks.inflection.task import source_symbols
 
-from helpers import held_out_inflection, inflection_examples, models, stepped_cross_entropy, tiny_config
+from helpers import held_out_inflection, inflection_examples, models, oracle_actions, stepped_cross_entropy, tiny_config
 
 
 def encoded(rows, vocab1=None, vocab2=None):
@@ -89,7 +88,7 @@ def test_the_pointer_never_moves_back_or_past_the_input_in_search(beam_size):
 
     lengths = tf.fill([len(src)], 12)
     if beam_size == 1:
-        search.greedy_search(step_fn, state, lengths)
+        search.greedy_hypotheses(step_fn, state, lengths)
     else:
         search.beam_search(lambda t, s: step_fn(t, s), state, lengths, beam_size)
     walked = np.stack(positions)  # (steps, hypotheses)

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 
 import memory_init_study as study
@@ -109,13 +110,36 @@ def test_strengths_by_phase_are_the_means_over_the_positions_of_each_phase():
         study.operations_by_phase(np.repeat(operations, 2, axis=3), inputs, size)
 
 
-def test_separate_embeddings_move_the_target_symbols_alone_to_a_table_of_their_own():
+def test_separate_embeddings_move_the_target_symbols_alone_to_a_table_of_their_own(monkeypatch):
     size = study.SMALL
     s, p = size.separator, size.pad
     inputs = np.array([[1, 2, s, 2, 1, p]])
     moved = size.symbols + 3
     np.testing.assert_array_equal(study.separate_ids(inputs, size), [[1, 2, s, 2 + moved, 1 + moved, p]])
+    tables = []
+
+    class Recorded(tf.keras.layers.Embedding):
+        """The study's embedding, keeping the ids its report looks up (eagerly: training's are traced)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.looked_up = []
+            tables.append(self)
+
+        def call(self, inputs):
+            if tf.executing_eagerly():
+                self.looked_up.append(np.array(inputs))
+            return super().call(inputs)
+
+    monkeypatch.setattr(tf.keras.layers, "Embedding", Recorded)
     printed = []
     study.study("reverse", "stack_lstm", "same", seed=1, steps=2, learning_rate=0.01, log=printed.append,
                 separate_embeddings=True)
     assert "after 2 steps" in printed[0]
+    [table] = tables
+    assert table.embeddings.shape[0] == 2 * moved  # the target symbols' block after the first
+    [reported] = table.looked_up
+    for row in reported:
+        cut = list(row).index(s)
+        target = row[cut + 1:][row[cut + 1:] != p]
+        assert (row[:cut] < size.symbols).all() and len(target) and (target >= moved).all(), row

@@ -69,7 +69,8 @@ RUNS = {
     # --optimizer=rmsprop (the paper's, for the memory LSTMs): its mean squares are resumed too.
     "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end", "--optimizer=rmsprop"],
                    "model/network/pop"),
-    "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/"),
+    # Its stacked LSTM's own weights (a memory LSTM's LSTM is under model/network/lstm/).
+    "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/network/recurrent_kernel"),
     "encdec_soft_inflection": ("inflection", ["--model=encdec", *LAYERS, "--bidirectional", "--attention=content",
                                               "--attention_style=luong", "--inflection_target=form",
                                               "--max_trans_ratio=3"], "model/attention"),

@@ -88,8 +88,12 @@ def test_a_set_trains_its_members_votes_on_dev_and_keeps_the_votes_test_predicti
     assert [(m["seed"], m["stopped"], m["dev"]["accuracy"]) for m in cell["members"]] == [
         (1, "finished", 0.5), (2, "time budget", 0.75), (3, "finished", 0.5)]
     assert cell["ensemble"]["accuracy"] == 0.8 and "--ensemble=" in cell["ensemble"]["test_command"]
+    # the vote's testing of the covered file, its paths relative to where the runner ran
+    vote_command = " ".join([os.path.relpath(sys.executable), "-u", os.path.relpath(ROOT / "nmt.py"), "--do_testing",
+                             "--device=cpu", f"--ensemble={','.join(map(os.path.relpath, members))}",
+                             f"--test_set={os.path.relpath(covered)}", f"--working_dir={os.path.relpath(vote_dir)}"])
     assert cell["predictions"] == {"file": os.path.relpath(kept, ROOT), "configuration": "ensemble", "lines": 3,
-                                   "test_seconds": 2.0, "test_command": cell["predictions"]["test_command"]}
+                                   "test_seconds": 2.0, "test_command": vote_command}
     assert cell["members"][0]["train_command"].endswith(f"--working_dir={os.path.relpath(members[0])}")
 
 

@@ -24,7 +24,7 @@ def test_beam_of_one_is_greedy(alpha):
     """Also with a length penalty: a beam of one chooses among words that all give the same length."""
     model, vocab = random_model()
     src = encode_all(vocab, [["w1", "w2"], ["w3"], ["w4", "w5", "w6", "w7"]])
-    g_ids, g_scores = run_search(model, src, search.greedy_search)
+    g_ids, g_scores, _ = run_search(model, src, search.greedy_hypotheses)
     b_ids, b_scores = run_search(model, src, lambda s, st, m: search.beam_search(s, st, m, 1, alpha))
     width = min(g_ids.shape[1], b_ids.shape[1])
     np.testing.assert_array_equal(g_ids.numpy()[:, :width], b_ids.numpy()[:, :width])

@@ -9,6 +9,7 @@ even if the tests die; a fixture's ``finally`` stops it with SIGTERM.
 import asyncio
 import http.client
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -17,13 +18,15 @@ import time
 import types
 
 import pytest
+import tensorflow as tf
 
 from rnnpb_nmt import load
 from rnnpb_nmt.infer.prediction import Translation
 from rnnpb_nmt.serving import server as serving
 from rnnpb_nmt.serving.batching import Batcher, QueueFull
+from rnnpb_nmt.serving.export import version_of
 
-from helpers import ROOT, cli_in_process
+from helpers import ROOT, cli_in_process, untrained_working_dir
 
 import load_test
 
@@ -107,8 +110,12 @@ def assert_same(answered, hypotheses):
 @pytest.mark.long
 def test_the_answers_are_the_command_lines(server, trained_encdec, sources, capsys, tmp_path):
     status, health, _ = server.request("GET", "/health")
-    assert status == 200 and health == {"status": "ok", "model": "wd", "version": health["version"]}
-    assert health["version"].startswith("epoch-") and f"serving wd {health['version']} at " in server.ready
+    best = json.loads((trained_encdec / "training_stats.json").read_text())["best_epoch"]
+    assert status == 200 and sorted(health) == ["model", "status", "version"]
+    assert (health["status"], health["model"]) == ("ok", "wd")
+    # export.version_of's form: the best epoch and 12 hex digits of the weights' digest
+    assert re.fullmatch(rf"epoch-{best}-[0-9a-f]{{12}}", health["version"]), health
+    assert f"serving wd {health['version']} at " in server.ready
     (tmp_path / "ten.en").write_text("\n".join(sources[:10]) + "\n", encoding="utf-8")
     common = ["translate", f"--working_dir={trained_encdec}", "-i", tmp_path / "ten.en", "--beam_size=3"]
     status, best, _ = cli_in_process(common, capsys)
@@ -147,10 +154,22 @@ def test_concurrent_clients_get_the_translations_they_would_get_alone(server, so
     assert sum(int(line.split()[-2]) for line in batches) == len(sources)  # each sentence once, whatever the grouping
 
 
+def test_changing_one_weight_changes_the_version(tmp_path):
+    model = untrained_working_dir(tmp_path, ROOT / "tests" / "fixtures" / "tiny_corpus", model="encdec")
+    trained = types.SimpleNamespace(translator=types.SimpleNamespace(model=model), working_dir=str(tmp_path))
+    before = version_of(trained)
+    assert re.fullmatch(r"epoch-0-[0-9a-f]{12}", before)  # no epoch finished yet: no training_stats.json
+    weight = model.trainable_variables[0]
+    weight.assign(tf.tensor_scatter_nd_add(weight, [[0] * weight.shape.rank], [1.0]))  # its first element
+    after = version_of(trained)
+    assert after.startswith("epoch-0-") and after != before
+
+
 TEN_MB = 10 * 1024 * 1024
 BAD_REQUESTS = [  # (method, path, body, other request options, status, the reason begins with)
     ("POST", "/translate", b'{"text": ["a", ', {}, 400, "request body is not JSON ("),
     ("POST", "/translate", b"", {}, 400, "request body is not JSON ("),
+    ("POST", "/translate", b"[" * 100_000 + b"]" * 100_000, {}, 400, "request body is not JSON this server reads "),
     ("POST", "/translate", b'["a sentence"]', {}, 400, "request body must be a JSON object"),
     ("POST", "/translate", b'{"text": ["caf\xe9"]}', {}, 400, "request body is not valid UTF-8 (byte 14)"),
     ("POST", "/translate", b'{"nbest": 2}', {}, 400, 'missing field "text"'),
@@ -190,6 +209,14 @@ def test_bad_requests_are_4xx_with_a_one_line_reason_and_the_server_goes_on(serv
             assert headers["Allow"]
     assert server.request("GET", "/health")[0] == 200
     assert_same(server.translate(text=[sources[0]], nbest=3)["translations"][0], expected[0])
+
+
+@pytest.mark.long
+def test_an_address_in_use_is_a_one_line_error_naming_it(server, trained_encdec, capsys):
+    status, out, err = cli_in_process(["serve", f"--working_dir={trained_encdec}", f"--port={server.port}"], capsys)
+    assert (status, out) == (1, "") and len(err.splitlines()) == 1, err
+    assert err.startswith(f"error: --host=127.0.0.1 --port={server.port}: cannot listen (")
+    assert server.request("GET", "/health")[0] == 200  # the server holding the port goes on
 
 
 @pytest.mark.long
@@ -258,7 +285,7 @@ def test_a_full_queue_is_503_and_a_failed_translation_500_and_the_server_goes_on
     answers, health = asyncio.run(scenario())
     greedy = served.model.translate(sources[:3], scores=True)
     assert health == 200
-    for answer, alone in zip([*answers[0]["translations"], *answers[1]["translations"]], greedy):
+    for answer, alone in zip([*answers[0]["translations"], *answers[1]["translations"]], greedy, strict=True):
         assert_same(answer, alone)
 
 
@@ -307,6 +334,8 @@ def test_the_batcher_groups_whole_requests_of_one_direction_up_to_max_batch_and_
     (["--working_dir=a", "--max_sentences=5", "--max_queue=2"], "--max_sentences=5 is more than --max_queue=2"),
     (["--working_dir=a", "--max_batch=0"], "--max_batch=0: must be at least 1"),
     (["--working_dir=a", "--max_bach=2"], "did you mean --max_batch?"),
+    (["--working_dir=a", "--batch_wait_ms=inf"], "--batch_wait_ms and --shutdown_timeout must be finite"),
+    (["--working_dir=a", "--shutdown_timeout=nan"], "--batch_wait_ms and --shutdown_timeout must be finite"),
 ])
 def test_bad_flags_are_one_line_errors(args, message, capsys):
     status, _, err = cli_in_process(["serve", *args], capsys)
@@ -329,7 +358,7 @@ def test_an_export_serves_what_its_run_serves(server, trained_encdec, sources, e
         answer = exported.translate(text=sources[:6], nbest=3)["translations"]
     finally:
         assert exported.stop() == 0
-    for found, hypotheses in zip(answer, expected[:6]):
+    for found, hypotheses in zip(answer, expected[:6], strict=True):
         assert_same(found, hypotheses)
 
 

@@ -5,12 +5,16 @@ LazyAdam) and ``tests/fixtures/stack-py313`` by the Python 3.13 one (newest Tens
 LazyAdam), each by ``python tests/test_stacks.py`` on that stack: a tiny seq-to-seq and a tiny
 bound RNNPB trained for a few epochs on a corpus of the demo generator, with what that stack
 translated and measured. Every stack runs these tests on both.
+
+At this size the bound RNNPB generates one sentence for every source (its translations check
+generation only); its recognised PBs, which differ from sentence to sentence, check recognition.
 """
 
 import json
 import shutil
 import sys
 
+import numpy as np
 import pytest
 
 from helpers import ROOT, models, run_nmt, translator_of
@@ -24,7 +28,10 @@ FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("stack-py*"))
 # Between stacks, dev perplexities differed by at most 3.3e-8 relative when measured (the RNNPB's
 # includes 10 iterations of recognition), and translations were equal; 1e-6 leaves rounding room.
 PERPLEXITY_RTOL = 1e-6
-EPOCHS = 8  # enough for translations that differ from sentence to sentence
+# Recognised PBs (about 0.1 in size) differed by at most 3.8e-6 between stacks, by 2.2e-7 between
+# the stacks reading one checkpoint.
+PB_ATOL = 1e-5
+EPOCHS = 8  # enough for the seq-to-seq's translations to differ from sentence to sentence
 TRAINING = {
     "encdec": ["--model=encdec", "--reverse_source", "--learning_rate=0.02"],
     "rnnpb": ["--model=rnnpbnmt", "--num_PB=8", "--bind_hard", "--learning_rate=0.02", "--max_recog_epochs=10",
@@ -41,14 +48,18 @@ def training_command(corpus, working_dir, name, epochs):
 
 
 def measure(working_dir, corpus):
-    """What a stack makes of a trained working directory: test translations, dev perplexity."""
+    """What a stack makes of a trained working directory: test translations, dev perplexity and,
+    for the bound RNNPB, the test sentences' PBs recognised in A (rounded below PB_ATOL)."""
     model = workdir.load_model(str(working_dir), models())
     translator = translator_of(model)
     test = read_sentences(str(corpus / "test.en"))
     dev = [encode_all(vocab, read_sentences(str(corpus / f"dev.{lang}")))
            for vocab, lang in ((model.vocab1, "en"), (model.vocab2, "de"))]
-    return {"translations": [" ".join(t) for t in translator.translate(test)],
-            "dev_perplexity": float(translator.dev_perplexity(*dev, batch_size=64))}
+    measured = {"translations": [" ".join(t) for t in translator.translate(test)],
+                "dev_perplexity": float(translator.dev_perplexity(*dev, batch_size=64))}
+    if hasattr(model, "recognize_sentences"):
+        measured["recognised_pbs"] = np.round(model.recognize_sentences(test)["pb"], 6).tolist()
+    return measured
 
 
 def write_fixture():
@@ -79,6 +90,13 @@ def test_a_checkpoint_of_either_stack_translates_the_same(fixture, name):
     got = measure(fixture / name, fixture / "corpus")
     assert got["translations"] == expected["translations"]
     assert got["dev_perplexity"] == pytest.approx(expected["dev_perplexity"], rel=PERPLEXITY_RTOL)
+    if name == "rnnpb":
+        pbs = np.array(expected["recognised_pbs"])
+        apart = np.abs(pbs[:, None] - pbs[None]).max(axis=-1) + np.diag(np.full(len(pbs), np.inf))
+        assert apart.min() > 10 * PB_ATOL  # every sentence its own PB: the check below can fail
+        np.testing.assert_allclose(got["recognised_pbs"], pbs, rtol=0, atol=PB_ATOL)
+    elif name == "encdec":
+        assert len(set(expected["translations"])) > 1
 
 
 @pytest.mark.long  # resumes a training

@@ -11,8 +11,9 @@ from rnnpb_nmt.config import Config
 from rnnpb_nmt.data.dataset import read_sentences
 from rnnpb_nmt.registry import register_task
 from rnnpb_nmt.tasks.base import Task, encode_corpus
+from rnnpb_nmt.tasks.inflection.task import source_symbols
 
-from helpers import signal_handlers_kept
+from helpers import TINY_GRAMMAR, signal_handlers_kept, write_lines
 
 
 class UppercaseTask(Task):
@@ -48,8 +49,37 @@ def test_every_registered_task_is_a_task_that_keeps_the_contract():
     for name, cls in registry.tasks().items():
         assert issubclass(cls, Task) and not inspect.isabstract(cls), name
         assert cls.required_files and all(flag.startswith(("train_", "dev_")) for flag in cls.required_files), name
-        assert isinstance(cls.dev_metric, str), name
         assert isinstance(cls(Config()), Task), name
+
+
+def no_settings(folder):
+    return {}
+
+
+def a_grammar(folder):
+    return {"grammar": str(write_lines(folder / "tiny.gr", TINY_GRAMMAR.splitlines()))}
+
+
+# Per registered task: the settings its score needs (files in ``folder``), and a test sequence it
+# scores: (source, reference, a wrong output). A new task adds its own.
+SCORED = {
+    "translation": (no_settings, "the dog sees the cat .".split(), "der Hund sieht die Katze .".split(),
+                    "die Katze sieht den Hund .".split()),
+    "transduction": (no_settings, list("abc"), list("cba"), list("abc")),
+    "inflection": (no_settings, source_symbols("gehen", ["tense=PST"]), list("ging"), list("gehte")),
+    "question_formation": (a_grammar, "the newt does sleep . quest".split(), "does the newt sleep ?".split(),
+                           "the newt does sleep ?".split()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(registry.tasks()))
+def test_every_registered_tasks_dev_metric_is_a_score_it_gives_that_the_right_output_raises(name, tmp_path):
+    """What --early_stopping_metric=score maximises: ``score(...)[dev_metric]``."""
+    assert name in SCORED, f"--task={name}: give SCORED an example it scores"
+    settings, source, reference, wrong = SCORED[name]
+    task = registry.tasks()[name](Config().replace(task=name, **settings(tmp_path)))
+    right, wrong = (task.score([source], [output], [reference], "de") for output in (reference, wrong))
+    assert task.dev_metric in right and right[task.dev_metric] > wrong[task.dev_metric], (right, wrong)
 
 
 def test_a_task_without_a_score_cannot_be_built():

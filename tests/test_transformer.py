@@ -98,7 +98,7 @@ def test_a_tiny_transformer_learns_to_reverse_and_greedy_search_is_a_beam_of_one
     assert min(dev) < 1.3 < 3 < dev[0], dev  # best/'s epoch near certainty (measured: 1.06; epoch 1: 4.0)
     model = workdir.load_model(str(working_dir), models())
     src = encode_all(model.vocab1, read_sentences(str(tmp_path / "data" / "dev.src")))[:40]
-    greedy_ids, greedy_scores = run_search(model, src, search.greedy_search)
+    greedy_ids, greedy_scores, _ = run_search(model, src, search.greedy_hypotheses)
     beam_ids, beam_scores = run_search(model, src, lambda step, state, max_len: search.beam_search(step, state, max_len, 1))
     width = min(greedy_ids.shape[1], beam_ids.shape[1])  # beyond <end>: padding only
     np.testing.assert_array_equal(greedy_ids.numpy()[:, :width], beam_ids.numpy()[:, :width])

@@ -137,7 +137,7 @@ def test_translate_mode_refusals_are_one_line_and_keep_an_existing_output(raw_ru
     ]:
         status, _, err = rnnpb_nmt(["translate", f"--working_dir={wd}", *args], capsys)
         assert status == 1 and len(err.splitlines()) == 1 and message in err, err
-    assert out.read_text() == "earlier work\n" and not (tmp_path / "out.txt.tmp").exists()
+    assert out.read_text() == "earlier work\n" and sorted(tmp_path.iterdir()) == [out]
 
 
 def test_translation_flags_without_their_mode_are_refused(capsys, tmp_path):
@@ -146,6 +146,14 @@ def test_translation_flags_without_their_mode_are_refused(capsys, tmp_path):
                           (["--query=hi", "--translate"], "--query and --translate: give one")]:
         status, _, err = rnnpb_nmt([*args, f"--working_dir={tmp_path}"], capsys)
         assert status == 1 and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_an_output_onto_a_file_of_the_run_is_refused_before_loading(capsys, tmp_path):
+    (tmp_path / "hparams.json").write_text("{}\n")  # refused before it is read: no model is needed
+    status, _, err = rnnpb_nmt(["translate", f"--working_dir={tmp_path}", "-i", "-", "-o",
+                                str(tmp_path / "hparams.json")], capsys)
+    assert status == 1 and len(err.splitlines()) == 1 and "a file of --working_dir" in err, err
+    assert (tmp_path / "hparams.json").read_text() == "{}\n"
 
 
 def test_the_api_refuses_unknown_settings_in_one_line(tmp_path):

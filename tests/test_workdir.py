@@ -1,5 +1,6 @@
 """A damaged working directory gives a UserError naming the damaged file, never a traceback."""
 
+import json
 import re
 
 import pytest
@@ -12,6 +13,14 @@ from helpers import models, untrained_working_dir
 
 def rewrite(name, content):
     return lambda wd: (wd / name).write_bytes(content)
+
+
+def edit_hparams(key, value):
+    """hparams.json with one value changed, as a hand edit would."""
+    def edit(wd):
+        params = json.loads((wd / "hparams.json").read_text())
+        (wd / "hparams.json").write_text(json.dumps({**params, key: value}))
+    return edit
 
 
 def truncate_checkpoint_data(wd):
@@ -33,6 +42,12 @@ def remove_checkpoints(wd):
     (rewrite("hparams.json", b'{"model": "encdec", "units": 3'), "hparams.json: corrupted"),
     (rewrite("hparams.json", b'{"model": "encdec"}'), "hparams.json: corrupted (no "),
     (rewrite("hparams.json", b'{"model": "no_such_model"}'), "hparams.json: corrupted (unknown model 'no_such_model')"),
+    (edit_hparams("units", "16"), "hparams.json: corrupted (units='16' is not of type int)"),
+    (edit_hparams("units", -1), "hparams.json: corrupted (units=-1: must be >"),
+    (edit_hparams("learning_rate", True), "hparams.json: corrupted (learning_rate=True is not of type float)"),
+    (edit_hparams("beam_size", None), "hparams.json: corrupted (beam_size=None is not of type int)"),
+    (edit_hparams("attention", "bogus"), "hparams.json: corrupted (attention='bogus': not one of 'none'"),
+    (edit_hparams("task", "nosuch"), "hparams.json: corrupted (unknown task 'nosuch')"),
     (lambda wd: (wd / "hparams.json").unlink(), "hparams.json missing"),
     (lambda wd: (wd / "vocab2.txt").unlink(), "vocab2.txt: vocabulary file missing"),
     (rewrite("vocab1.txt", b"<pad>\n<start>\n<end>\n<unk>\n\xff\n"), "vocab1.txt: corrupted (not valid UTF-8"),

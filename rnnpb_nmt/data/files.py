@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import tempfile
+import uuid
 
 from rnnpb_nmt.errors import UserError
 
@@ -16,17 +17,34 @@ def write_json(path, obj):
 
 
 def write_text(path, text):
-    """Write a UTF-8 file atomically: a reader never sees a half-written file, even after a kill,
-    and a failed write leaves the previous file as it was (and no temporary file)."""
-    tmp = f"{path}.tmp"
+    """Write a UTF-8 file atomically (``atomic_file``)."""
+    with atomic_file(path) as f:
+        f.write(text)
+
+
+@contextlib.contextmanager
+def atomic_file(path, binary=False):
+    """A UTF-8 text file (a binary one if ``binary``) to write ``path`` through: a reader never sees a half-written file, even
+    after a kill, and a failure inside (an exception or a failed write) leaves the previous file as
+    it was and no temporary file. The temporary file is a new one beside ``path``'s target (a
+    symbolic link is written through, not replaced), never a file that was there; missing parent
+    directories are made. An OSError becomes ``cannot_write(path, ...)``."""
+    target = os.path.realpath(path)
+    tmp = None
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = f"{target}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # "x": made here (with the umask's permissions)
+        with (open(tmp, "xb") if binary else open(tmp, "x", encoding="utf-8")) as f:
+            yield f
+        os.replace(tmp, target)
+        tmp = None
     except OSError as e:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
         raise cannot_write(path, e) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
 
 
 @contextlib.contextmanager

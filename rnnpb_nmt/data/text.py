@@ -26,7 +26,7 @@ import io
 import os
 import re
 
-from rnnpb_nmt.data.files import writing
+from rnnpb_nmt.data.files import atomic_file
 from rnnpb_nmt.errors import UserError
 
 TOKENIZE = ("pretokenized", "moses", "none")
@@ -62,11 +62,6 @@ class TextPipeline:
             pipeline.home = home
         return pipeline
 
-    @property
-    def is_identity(self):
-        """Whether the files are read as they are (today's runs): words are symbols are the file's tokens."""
-        return self.tokenize_mode != "moses" and self.subword == "none"
-
     # -- training the subword models ---------------------------------------------------------
 
     def train_subwords(self, side1, side2, vocab_size, kind, shared):
@@ -84,10 +79,8 @@ class TextPipeline:
             return
         for name, model in zip(SUBWORD_MODELS, self.models):
             path = os.path.join(home, name)
-            with writing(path):
-                with open(f"{path}.tmp", "wb") as f:
-                    f.write(model)
-                os.replace(f"{path}.tmp", path)
+            with atomic_file(path, binary=True) as f:
+                f.write(model)
 
     # -- raw text -> symbols ------------------------------------------------------------------
 

@@ -48,11 +48,6 @@ def normalized(ids, scores, length_penalty):
     return _normalize(scores, lengths, length_penalty)
 
 
-def greedy_search(step_fn, state, max_lengths):
-    """Pick the most probable word at each step. Returns (ids (B, T), summed log-probs (B,))."""
-    return greedy_hypotheses(step_fn, state, max_lengths)[:2]
-
-
 def greedy_hypotheses(step_fn, state, max_lengths):
     """Greedy search's ``Hypotheses``, one per sentence. A length penalty would not change its
     choice: the words it chooses among all give a hypothesis of the same length, so dividing
@@ -99,12 +94,6 @@ def best_of(seqs, scores, rank=None):
     (default: its score) among ``seqs`` (B, k, T); ties go to the first."""
     best = tf.argmax(scores if rank is None else rank, axis=1, output_type=tf.int32)
     return tf.gather(seqs, best, batch_dims=1), tf.gather(scores, best, batch_dims=1)
-
-
-def beam_search_nbest(step_fn, state, max_lengths, beam_size, length_penalty=0.0):
-    """The beam's final hypotheses: ids (B, k, T) and summed log-probabilities (B, k), best
-    first (``beam_hypotheses``)."""
-    return beam_hypotheses(step_fn, state, max_lengths, beam_size, length_penalty)[:2]
 
 
 def beam_hypotheses(step_fn, state, max_lengths, beam_size, length_penalty=0.0):

@@ -20,7 +20,7 @@ import queue
 import sys
 import threading
 
-from rnnpb_nmt.data.files import cannot_write, check_writable
+from rnnpb_nmt.data.files import atomic_file, check_writable
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer.prediction import translate_nbest_lines
 
@@ -96,8 +96,8 @@ def translate_stream(translator, task, source, out, nbest=1, scores=False, token
 
 def translate_file(translator, task, input_path, output_path, **options):
     """``--translate``: ``input_path`` ('-': stdin) into ``output_path`` ('-': stdout). A file is
-    written beside as ``<output>.tmp`` and renamed when complete, so that a failed or interrupted
-    run leaves a previous output as it was."""
+    written through a new temporary file beside it, renamed when complete (``atomic_file``), so that
+    a failed or interrupted run leaves a previous output as it was."""
     if input_path != "-" and not os.path.isfile(input_path):
         raise UserError(f"--input={input_path}: no such file")
     if output_path != "-" and input_path != "-" and os.path.realpath(output_path) == os.path.realpath(input_path):
@@ -109,16 +109,8 @@ def translate_file(translator, task, input_path, output_path, **options):
                              **options)
             return
         check_writable(output_path)
-        tmp = f"{output_path}.tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as out:
-                translate_stream(translator, task, source, out, name=input_path, **options)
-            os.replace(tmp, output_path)
-        except OSError as e:
-            raise cannot_write(output_path, e) from None
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        with atomic_file(output_path) as out:
+            translate_stream(translator, task, source, out, name=input_path, **options)
     finally:
         if source is not sys.stdin.buffer:
             source.close()

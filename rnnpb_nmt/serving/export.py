@@ -34,6 +34,8 @@ from rnnpb_nmt.tasks.base import Task
 from rnnpb_nmt.train import loop
 
 INFO = os.path.join("assets.extra", "export.json")  # TensorFlow Serving ignores assets.extra
+# What export.json holds (``export``), all of which loading an export reads.
+INFO_KEYS = ("name", "version", "model", "beam_size", "test_batch_size", "tensorflow_text", "outside", "signatures")
 SIGNATURES = {False: "serving_default", True: "reverse"}
 MOSES = ("pretokenized", "moses")  # the --tokenize values whose Moses steps stay outside the graph
 
@@ -263,6 +265,8 @@ def _languages(config, reverse):
 
 def _check_out(out):
     """``--out`` must be a new or empty directory: an export never replaces anything."""
+    if not out:
+        raise UserError("--out: empty (give the directory to write the export to)")
     if os.path.exists(out) and not (os.path.isdir(out) and not os.listdir(out)):
         raise UserError(f"--out={out}: already exists and is not empty (an export never overwrites; give a new "
                         "directory)")

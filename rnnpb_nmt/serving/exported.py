@@ -19,7 +19,7 @@ import tensorflow as tf
 from rnnpb_nmt.data.text import TextPipeline
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer.prediction import Translation
-from rnnpb_nmt.serving.export import INFO, SIGNATURES
+from rnnpb_nmt.serving.export import INFO, INFO_KEYS, SIGNATURES
 
 
 class ExportedModel:
@@ -91,6 +91,14 @@ def _read_info(path):
         raise UserError(f"{path}: not an rnnpb-nmt export (no {INFO}; write one with rnnpb-nmt export)")
     try:
         with open(info, encoding="utf-8") as f:
-            return json.load(f)
+            read = json.load(f)
     except (ValueError, UnicodeDecodeError) as e:
         raise UserError(f"{info}: corrupted ({e})") from None
+    if not isinstance(read, dict):
+        raise UserError(f"{info}: corrupted (not a JSON object)")
+    missing = [key for key in INFO_KEYS if key not in read]
+    if missing:
+        raise UserError(f"{info}: corrupted (no {', '.join(map(repr, missing))})")
+    if not (isinstance(read["signatures"], dict) and SIGNATURES[False] in read["signatures"]):
+        raise UserError(f"{info}: corrupted (its signatures lack {SIGNATURES[False]!r})")
+    return read

@@ -14,6 +14,7 @@ received, and exits 0.
 
 import asyncio
 import json
+import math
 import os
 import signal
 import sys
@@ -110,6 +111,8 @@ async def read_request(request, served, limits):
         raise Refused(400, f"request body is not valid UTF-8 (byte {e.start})") from None
     except ValueError as e:
         raise Refused(400, f"request body is not JSON ({e})") from None
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise Refused(400, "request body is not JSON this server reads (nested too deeply)") from None
     if not isinstance(fields, dict):
         raise Refused(400, 'request body must be a JSON object such as {"text": ["a sentence"]}')
     unknown = sorted(set(fields) - set(FIELDS))
@@ -256,8 +259,8 @@ def check_args(parser, args):
     for flag in ("max_batch", "max_request_bytes", "max_sentences", "max_sentence_chars", "max_queue"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             parser.error(f"--{flag}={getattr(args, flag)}: must be at least 1")
-    if args.batch_wait_ms < 0 or args.shutdown_timeout < 0 or not 0 <= args.port <= 65535:
-        parser.error("--batch_wait_ms and --shutdown_timeout must be >= 0, --port from 0 to 65535")
+    if not (0 <= args.batch_wait_ms < math.inf and 0 <= args.shutdown_timeout < math.inf and 0 <= args.port <= 65535):
+        parser.error("--batch_wait_ms and --shutdown_timeout must be finite and >= 0, --port from 0 to 65535")
     if args.max_sentences > args.max_queue:
         parser.error(f"--max_sentences={args.max_sentences} is more than --max_queue={args.max_queue}: "
                      "such a request could never be queued")
@@ -280,9 +283,12 @@ def main(argv):
         limits = Limits(args.max_request_bytes, args.max_sentences, args.max_sentence_chars, args.max_queue,
                         args.max_batch or served.batch_size, args.batch_wait_ms)
         app = make_app(served, limits, log)
-        asyncio.run(serve(app, args.host, args.port, args.shutdown_timeout,
-                          lambda url: print(f"serving {served.name} {served.version} at {url}", flush=True)))
-    except (UserError, OSError) as e:  # OSError: the address is in use, or cannot be bound
+        try:
+            asyncio.run(serve(app, args.host, args.port, args.shutdown_timeout,
+                              lambda url: print(f"serving {served.name} {served.version} at {url}", flush=True)))
+        except OSError as e:  # the address is in use, or cannot be bound
+            raise UserError(f"--host={args.host} --port={args.port}: cannot listen ({e.strerror or e})") from None
+    except (UserError, OSError) as e:  # OSError: a model file that cannot be read
         print(f"error: {e}", file=sys.stderr)
         return 1
     log("stopped")

@@ -42,8 +42,13 @@ def train(models, tasks, given, working_dir, start_over=False, distribute="none"
     # one is locked too before it is written.
     with contextlib.ExitStack() as locks:
         locks.enter_context(run.locked())
-        start_over = start_over and run.is_trained()
+        stray = run.stray_run_files()
+        start_over = start_over and (run.is_trained() or bool(stray))
         resuming = run.is_trained() and not start_over
+        if stray and not start_over:
+            raise UserError(f"--working_dir={run} holds {', '.join(stray)} but no hparams.json: not a run "
+                            "to resume; choose a new directory, or add --start_over to move it aside "
+                            "(nothing was changed)")
         config = resumed_config(run, models, config, given) if resuming else _new_config(config, given)
         corpus = task.load_corpus(given, config, run.load_vocabularies() if resuming else None)
         config = config.replace(**task.derived(given, corpus))

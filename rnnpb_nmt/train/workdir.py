@@ -21,6 +21,7 @@ import json
 import os
 import sys
 
+from rnnpb_nmt import registry
 from rnnpb_nmt.config import Config, check_applicable, field_named
 from rnnpb_nmt.data.files import write_json
 from rnnpb_nmt.data.vocabulary import Vocabulary
@@ -35,6 +36,9 @@ class WorkingDir:
 
     HPARAMS = "hparams.json"
     VOCABULARIES = ("vocab1.txt", "vocab2.txt")
+    # What training writes beside hparams.json: a directory holding any of them without hparams.json
+    # is neither a run to resume nor an empty place for a new one (a new run would overwrite them).
+    RUN_FILES = (*VOCABULARIES, loop.STATS, "best", "state", EPOCHS)
 
     def __init__(self, path):
         self.path = path
@@ -48,6 +52,12 @@ class WorkingDir:
     def is_trained(self):
         """Whether a run was set up here (hparams.json written), finished or not."""
         return os.path.isfile(self.file(self.HPARAMS))
+
+    def stray_run_files(self):
+        """The RUN_FILES here, when there is no hparams.json to say whose they are."""
+        if self.is_trained():
+            return []
+        return [name for name in self.RUN_FILES if os.path.exists(self.file(name))]
 
     def for_worker(self, strategy):
         """Where this process keeps its training run: this directory on the chief or a single process,
@@ -117,7 +127,10 @@ class WorkingDir:
             raise UserError(f"{path}: corrupted (no model type)")
         if params["model"] not in models:
             raise UserError(f"{path}: corrupted (unknown model {params['model']!r})")
-        return Config.from_saved(params, path)
+        config = Config.from_saved(params, path)
+        if config.data.task not in registry.tasks():
+            raise UserError(f"{path}: corrupted (unknown task {config.data.task!r})")
+        return config
 
     def load_vocabularies(self):
         return tuple(Vocabulary.load(self.file(name)) for name in self.VOCABULARIES)

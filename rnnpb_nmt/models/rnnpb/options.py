@@ -11,27 +11,28 @@ ORDER = 1
 DEFAULT_MODEL = "rnnpbnmt"  # the thesis's model is the toolkit's default (SPEC section 7)
 READS = {"rnnpbnmt": ("num_layers", "dropout")}
 AMORTIZED = ("amortize", ("encoder", "learned"))
+RNNPB = ("model", ("rnnpbnmt",))  # the thesis's options: read by no other family
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelOptions:
-    num_PB: int = option(128, "PB vector size", 1, 1e5)
-    binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9)
-    bind_hard: bool = option(False, "share one PB table")
-    sigma: float = option(0.0, "PB noise std", 0, 1e3)
+    num_PB: int = option(128, "PB vector size", 1, 1e5, only=RNNPB)
+    binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9, only=RNNPB)
+    bind_hard: bool = option(False, "share one PB table", only=RNNPB)
+    sigma: float = option(0.0, "PB noise std", 0, 1e3, only=RNNPB)
     no_pb_dropout: bool = option(
         False, "rnnpbnmt: --dropout drops word inputs and hidden units but never PB components (the thesis's "
         "Keras input dropout, and ours by default, drops PB components at layer 1's input too)", legacy=False,
-        only=("model", ("rnnpbnmt",)))
+        only=RNNPB)
     pb_input: str = option(
         "gates", "rnnpbnmt: how a language model reads its PB: gates (the thesis: an input of layer 1 at every step) "
         "or state (the PB is its LSTMs' initial state, every layer's (h, c), read by no step; --num_PB must be "
-        "2 x --num_layers x --units)", choices=("gates", "state"), legacy="gates", only=("model", ("rnnpbnmt",)))
+        "2 x --num_layers x --units)", choices=("gates", "state"), legacy="gates", only=RNNPB)
     amortize: str = option(
         "none", "where a sentence's PB comes from: none (the thesis: a trained PB per training sentence, Adam "
         "recognition at test time); encoder (an LSTM encoder per language proposes it and --refine_steps "
         "differentiable steps refine it, in training as at test time); learned (one learned PB, refined so)",
-        choices=("none", "encoder", "learned"), legacy="none", only=("model", ("rnnpbnmt",)))
+        choices=("none", "encoder", "learned"), legacy="none", only=RNNPB)
     proposal_layers: int = option(1, "--amortize=encoder: LSTM layers of the encoder that proposes a sentence's PB "
                                      "(as many as --num_layers makes it as deep as the language model whose "
                                      "refinement steps it replaces)", 1, 100, legacy=1, only=("amortize", ("encoder",)))
@@ -53,13 +54,14 @@ class ModelOptions:
 
 @dataclasses.dataclass(frozen=True)
 class TrainingOptions:
-    pb_learning_rate: float = option(0.01, "PB learning rate (training and recognition)", 0, 1e3, low_open=True)
-    p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1)
+    pb_learning_rate: float = option(0.01, "PB learning rate (training and recognition)", 0, 1e3, low_open=True,
+                                      only=RNNPB)
+    p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1, only=RNNPB)
     double_shared_updates: bool = option(
         False, "as the thesis's code: a variable A and B share (the hard-bound PB table; every weight under "
-        "--autoencode) gets two LazyAdam updates per step", legacy=False)
+        "--autoencode) gets two LazyAdam updates per step", legacy=False, only=RNNPB)
     pb_prior: float = option(0.0, "Gaussian prior on PBs: adds pb_prior * ||p||^2 / 2 to each sentence's loss "
-                                  "in training and in recognition (MAP recognition)", 0, 1e6, legacy=0.0)
+                                  "in training and in recognition (MAP recognition)", 0, 1e6, legacy=0.0, only=RNNPB)
     refine_gradient: str = option("full", "--amortize: full (differentiate through the refinement steps) or "
                                           "stop (treat each step's gradient as a constant: cheaper)",
                                   choices=("full", "stop"), legacy="full", only=AMORTIZED)
@@ -87,15 +89,16 @@ class TrainingOptions:
 
 @dataclasses.dataclass(frozen=True)
 class InferenceOptions:
-    max_recog_epochs: int = option(100, "recognition iteration cap", 1, 1e6)
+    max_recog_epochs: int = option(100, "recognition iteration cap", 1, 1e6, only=RNNPB)
     recog_stop: str = option("early", "recognition stopping: early (epsilon/patience), fixed, grad_norm",
-                             choices=("early", "fixed", "grad_norm"))
-    recog_patience: int = option(3, "early: iterations without improvement", 1, 1e6)
-    recog_epsilon: float = option(1e-4, "early: smallest improvement that counts", 0, 1e9)
-    recog_grad_threshold: float = option(1.0, "grad_norm: stop below this gradient L2 norm", 0, 1e9)
+                             choices=("early", "fixed", "grad_norm"), only=RNNPB)
+    recog_patience: int = option(3, "early: iterations without improvement", 1, 1e6, only=RNNPB)
+    recog_epsilon: float = option(1e-4, "early: smallest improvement that counts", 0, 1e9, only=RNNPB)
+    recog_grad_threshold: float = option(1.0, "grad_norm: stop below this gradient L2 norm", 0, 1e9,
+                                          only=RNNPB)
     # Working directories from before --recog_clip clipped at --gradient_clip, as None still does.
     recog_clip: typing.Optional[float] = option(
         None, "clip each sentence's recognition gradient to this L2 norm (default: --gradient_clip)", 0, 1e9,
-        low_open=True, legacy=None)
+        low_open=True, legacy=None, only=RNNPB)
     refine_steps: int = option(0, "--amortize: refinement steps of the proposed PB (training uses the saved "
                                   "value; a test may run others)", 0, 1000, legacy=0, only=AMORTIZED)

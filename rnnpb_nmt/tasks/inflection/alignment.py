@@ -82,11 +82,6 @@ def align(source, target, cost=unit_cost):
     return columns[::-1]
 
 
-def oracle_actions(source, target):
-    """The action sequence that writes ``target`` from ``source`` (Levenshtein alignment)."""
-    return alignment_actions(align(source, target))
-
-
 def alignment_actions(columns):
     """The action sequence an alignment's columns give: output characters and STEPs."""
     actions = []
@@ -96,20 +91,3 @@ def alignment_actions(columns):
         if write is not None:
             actions.append(write)
     return actions
-
-
-def replay(source, actions):
-    """Run actions on ``source``: (the characters written, the pointer before each action and after the last).
-
-    A STEP past the last character is an error: the oracle and the decoder never make one.
-    """
-    pointer, written, pointers = 0, [], []
-    for action in actions:
-        pointers.append(pointer)
-        if action == STEP:
-            if pointer == len(source):
-                raise ValueError(f"a step past the last character of {source!r}")
-            pointer += 1
-        else:
-            written.append(action)
-    return written, pointers + [pointer]
