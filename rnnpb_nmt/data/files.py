@@ -24,11 +24,11 @@ def write_text(path, text):
 
 @contextlib.contextmanager
 def atomic_file(path, binary=False):
-    """A UTF-8 text file (a binary one if ``binary``) to write ``path`` through: a reader never sees a half-written file, even
-    after a kill, and a failure inside (an exception or a failed write) leaves the previous file as
-    it was and no temporary file. The temporary file is a new one beside ``path``'s target (a
-    symbolic link is written through, not replaced), never a file that was there; missing parent
-    directories are made. An OSError becomes ``cannot_write(path, ...)``."""
+    """A UTF-8 text file (a binary one if ``binary``) to write ``path`` through: a reader never sees
+    a half-written file, even after a kill, and a failure inside (an exception or a failed write)
+    leaves the previous file as it was and no temporary file. The temporary file is a new one beside
+    ``path``'s target (a symbolic link is written through, not replaced), never a file that was
+    there; missing parent directories are made. An OSError becomes ``cannot_write(path, ...)``."""
     target = os.path.realpath(path)
     tmp = None
     try:
