@@ -243,10 +243,12 @@ def _check_saved(field, value, source):
     """A UserError naming hparams.json (``source``) when a saved value is not one its field can hold:
     a file edited by hand would otherwise fail deep inside TensorFlow."""
     kind, name = flag_type(field), field.name
-    optional = field.default is None or type(None) in typing.get_args(field.type)
-    fits = (value is None and optional) or (
-        isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
-        or kind is float and isinstance(value, int) and not isinstance(value, bool))
+    if value is None:
+        fits = field.default is None or type(None) in typing.get_args(field.type)
+    elif isinstance(value, bool):  # a bool is an int to isinstance, never a number here
+        fits = kind is bool
+    else:
+        fits = isinstance(value, (int, float) if kind is float else kind)  # a hand edit may write 1 for 1.0
     if not fits:
         raise UserError(f"{source}: corrupted ({name}={value!r} is not of type {kind.__name__})")
     choices = field.metadata["choices"]

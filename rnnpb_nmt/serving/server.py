@@ -217,7 +217,10 @@ async def serve(app, host, port, shutdown_timeout, ready):
         loop.add_signal_handler(number, stop.set)
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as e:  # the address is in use, or cannot be bound
+            raise UserError(f"--host={host} --port={port}: cannot listen ({e.strerror or e})") from None
         bound_host, bound_port = runner.addresses[0][:2]
         ready(f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}")
         await stop.wait()
@@ -283,11 +286,8 @@ def main(argv):
         limits = Limits(args.max_request_bytes, args.max_sentences, args.max_sentence_chars, args.max_queue,
                         args.max_batch or served.batch_size, args.batch_wait_ms)
         app = make_app(served, limits, log)
-        try:
-            asyncio.run(serve(app, args.host, args.port, args.shutdown_timeout,
-                              lambda url: print(f"serving {served.name} {served.version} at {url}", flush=True)))
-        except OSError as e:  # the address is in use, or cannot be bound
-            raise UserError(f"--host={args.host} --port={args.port}: cannot listen ({e.strerror or e})") from None
+        asyncio.run(serve(app, args.host, args.port, args.shutdown_timeout,
+                          lambda url: print(f"serving {served.name} {served.version} at {url}", flush=True)))
     except (UserError, OSError) as e:  # OSError: a model file that cannot be read
         print(f"error: {e}", file=sys.stderr)
         return 1
