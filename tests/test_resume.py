@@ -78,8 +78,8 @@ def test_a_run_continues_past_its_epoch_cap_but_not_in_another_configuration(dem
     assert epochs_done(tmp_path) == 2
     status, _, err = cli_in_process(train_args(demo_data, tmp_path, "--model=encdec", "--max_epochs=5"), capsys)
     assert status == 1 and "another configuration: --reverse_source" in err
-    status, _, err = cli_in_process(train_args(demo_data, tmp_path, *flags, "--max_epochs=5", "--recog_clip=3"), capsys)
-    assert status == 1 and "--recog_clip (was None, now 3.0)" in err
+    status, _, err = cli_in_process(train_args(demo_data, tmp_path, *flags, "--max_epochs=5", "--gradient_clip=3"), capsys)
+    assert status == 1 and "--gradient_clip (was 1.0, now 3.0)" in err
 
 
 def test_ctrl_c_stops_training_like_sigterm_and_it_resumes(demo_data, tmp_path):
