@@ -104,7 +104,7 @@ VALID = {"epochs": [{"epoch": 1, "seconds": 2.0}], "best_epoch": 1, "best_dev_pe
     ("{not json", "Expecting property name enclosed in double quotes"),
     (b"\xff\xfe", "'utf-8' codec can't decode"),
     ('{"epochs": []}', "not the statistics of a training run"),
-    ("[]", "not the statistics of a training run"),
+    ("[]", "not a JSON object"),
     (json.dumps(dict(VALID, epochs={"1": {}})), "not the statistics of a training run"),
     (json.dumps(dict(VALID, waited="0")), "not the statistics of a training run"),
     (json.dumps(dict(VALID, total_seconds=None)), "not the statistics of a training run"),

@@ -41,6 +41,8 @@ def remove_checkpoints(wd):
 @pytest.mark.parametrize("damage, message", [
     (rewrite("hparams.json", b'{"model": "encdec", "units": 3'), "hparams.json: corrupted"),
     (rewrite("hparams.json", b'{"model": "encdec"}'), "hparams.json: corrupted (no "),
+    (rewrite("hparams.json", b'["encdec"]'), "hparams.json: corrupted (not a JSON object)"),
+    (rewrite("hparams.json", b'{"model": "encdec\xff"}'), "hparams.json: corrupted ('utf-8' codec can't decode"),
     (rewrite("hparams.json", b'{"model": "no_such_model"}'), "hparams.json: corrupted (unknown model 'no_such_model')"),
     (edit_hparams("units", "16"), "hparams.json: corrupted (units='16' is not of type int)"),
     (edit_hparams("units", -1), "hparams.json: corrupted (units=-1: must be >"),

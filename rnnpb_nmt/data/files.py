@@ -1,6 +1,7 @@
 """Writing the files a run leaves behind: a reader never sees a half-written one, and a write that
 fails (a full disk, a read-only file system, a directory in the way) is a one-line UserError
-naming the file, with the previous version still in place."""
+naming the file, with the previous version still in place. Reading one back: a file that is not
+what was written (edited by hand, cut short) is a one-line UserError too."""
 
 import contextlib
 import json
@@ -9,6 +10,18 @@ import tempfile
 import uuid
 
 from rnnpb_nmt.errors import UserError
+
+
+def read_json_object(path):
+    """The JSON object (a dict) in ``path``; anything else there is a one-line 'corrupted' error."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            read = json.load(f)
+    except ValueError as e:  # also undecodable bytes
+        raise UserError(f"{path}: corrupted ({e})") from None
+    if not isinstance(read, dict):
+        raise UserError(f"{path}: corrupted (not a JSON object)")
+    return read
 
 
 def write_json(path, obj):

@@ -10,12 +10,12 @@ search. What export.json says stays outside the graph (Moses tokenization and de
 here with the same ``TextPipeline`` the run uses, so translations equal ``TrainedModel.translate``'s.
 """
 
-import json
 import os
 import re
 
 import tensorflow as tf
 
+from rnnpb_nmt.data.files import read_json_object
 from rnnpb_nmt.data.text import TextPipeline
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer.prediction import Translation
@@ -89,13 +89,7 @@ def _read_info(path):
     info = os.path.join(path, INFO)
     if not os.path.isfile(info):
         raise UserError(f"{path}: not an rnnpb-nmt export (no {INFO}; write one with rnnpb-nmt export)")
-    try:
-        with open(info, encoding="utf-8") as f:
-            read = json.load(f)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UserError(f"{info}: corrupted ({e})") from None
-    if not isinstance(read, dict):
-        raise UserError(f"{info}: corrupted (not a JSON object)")
+    read = read_json_object(info)
     missing = [key for key in INFO_KEYS if key not in read]
     if missing:
         raise UserError(f"{info}: corrupted (no {', '.join(map(repr, missing))})")

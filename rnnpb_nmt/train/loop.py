@@ -1,12 +1,11 @@
 """A training run: epochs, dev perplexity, early stopping, checkpoints and statistics."""
 
 import functools
-import json
 import math
 import os
 import time
 
-from rnnpb_nmt.data.files import write_json
+from rnnpb_nmt.data.files import read_json_object, write_json
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.metrics import bleu
@@ -23,9 +22,8 @@ def load_stats(working_dir):
     if not os.path.isfile(path):
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            return RunStatistics.from_json(json.load(f))
-    except ValueError as e:  # also undecodable bytes, and JSON that is not a run's statistics
+        return RunStatistics.from_json(read_json_object(path))
+    except ValueError as e:  # JSON that is not a run's statistics
         raise UserError(f"{path}: corrupted ({e})") from None
 
 

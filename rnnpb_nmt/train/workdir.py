@@ -17,13 +17,12 @@ and run scripts call on a path.
 """
 
 import contextlib
-import json
 import os
 import sys
 
 from rnnpb_nmt import registry
 from rnnpb_nmt.config import Config, check_applicable, field_named
-from rnnpb_nmt.data.files import write_json
+from rnnpb_nmt.data.files import read_json_object, write_json
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import lock, loop
@@ -118,12 +117,8 @@ class WorkingDir:
             raise UserError(f"--working_dir={self.path}: no such directory")
         if not os.path.isfile(path):
             raise UserError(f"{path} missing: --working_dir holds no trained model (train with --do_training)")
-        try:
-            with open(path, encoding="utf-8") as f:
-                params = json.load(f)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise UserError(f"{path}: corrupted ({e})") from None
-        if not isinstance(params, dict) or "model" not in params:
+        params = read_json_object(path)
+        if "model" not in params:
             raise UserError(f"{path}: corrupted (no model type)")
         if params["model"] not in models:
             raise UserError(f"{path}: corrupted (unknown model {params['model']!r})")
