@@ -164,9 +164,23 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
                                                        "0.300 (1 seed)"]
     assert cells("| bound_pbstate_k1_unbound | 0 |")[2:] == ["0", "not run yet", "–", "–"]
     assert "analyze\ndev analyze\n```" in "\n".join(lines)
+
+
+def test_the_fair_fight_headline_shows_the_dev_bleu_rule_both_ways_and_counts_every_run():
+    specs = EXPERIMENTS["bound_translation"]
+    bound = [s for s in specs if s["config"] == "bound_pbstate_k1_devbleu" and s["folder"] == "easy/easy20000"]
+    plain = [s for s in specs if s["config"] == "encdec_devbleu" and s["folder"] == "easy/easy20000"]
+    other_rule = next(s for s in specs if s["config"] == "encdec" and s["folder"] == "easy/easy20000")
+    rows = [fair_record(bound[0], 30.0, reverse=fair_record(bound[0], 20.0)),
+            fair_record(bound[1], 34.0, reverse=fair_record(bound[1], 24.0)),
+            *(fair_record(s, 10.0 if s["source"] == "en" else 12.0) for s in plain if s["seed"] == 1),
+            fair_record(other_rule, 99.0)]
     _, ours, _, count = results_table.fair_headline(rows)
-    assert "bound_soft **32.00 ± 2.83 (2 seeds)**" in ours and "encdec not run yet" in ours
-    assert count == f"2 of {len(specs)} runs"
+    assert "bound_pbstate_k1_devbleu **32.00 ± 2.83 (2 seeds)** / **22.00 ± 2.83 (2 seeds)**" in ours
+    assert "encdec_devbleu **10.00 (1 seed)** / **12.00 (1 seed)**" in ours
+    assert "encdec_attention_devbleu not run yet / not run yet" in ours
+    assert "99.00" not in ours  # the perplexity rule's rows are on the study's page only
+    assert count == f"5 of {len(specs)} runs"
 
 
 def test_the_project_readme_shows_the_results_table_generated_from_the_records():
