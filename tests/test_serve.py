@@ -2,8 +2,8 @@
 command line answers, alone and batched with other clients' requests; bad requests are 4xx with a
 one-line reason and the server goes on answering; SIGTERM answers the request in flight, then exits 0.
 
-Every server a test starts listens on 127.0.0.1 only and runs under ``timeout 600``, so that it stops
-even if the tests die; a fixture's ``finally`` stops it with SIGTERM.
+Every server a test starts listens on 127.0.0.1 only and runs under ``timeout`` (LIFETIME), so that it
+stops even if the tests die; a fixture's ``finally`` stops it with SIGTERM.
 """
 
 import asyncio
@@ -31,13 +31,18 @@ from helpers import ROOT, cli_in_process, untrained_working_dir
 import load_test
 
 
+# Long enough for a module's tests on busy cores: the module's server outlived 600 s when the suite
+# shared its 2 cores with two experiments (2026-11-28), and a server the timeout stops fails the tests.
+LIFETIME = 3600
+
+
 class Server:
     """``nmt.py serve ARGS --port=0`` in a subprocess; its port read from the line it prints when ready."""
 
     def __init__(self, folder, *args):
         self.log = folder / "server.log"
         with open(self.log, "w", encoding="utf-8") as err:
-            self.proc = subprocess.Popen(["timeout", "600", sys.executable, str(ROOT / "nmt.py"), "serve", "--port=0",
+            self.proc = subprocess.Popen(["timeout", str(LIFETIME), sys.executable, str(ROOT / "nmt.py"), "serve", "--port=0",
                                           *map(str, args)], stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
         self.ready = self.proc.stdout.readline()
         if " at http://127.0.0.1:" not in self.ready:
