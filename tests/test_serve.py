@@ -32,7 +32,7 @@ import load_test
 
 
 # Long enough for a module's tests on busy cores: the module's server outlived 600 s when the suite
-# shared its 2 cores with two experiments (2026-11-28), and a server the timeout stops fails the tests.
+# shared its 2 cores with two experiments, and a server the timeout stops fails the tests.
 LIFETIME = 3600
 
 
