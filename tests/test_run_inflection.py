@@ -149,6 +149,14 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | – |" in text
     assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
             "votes: no set has one of every aligner yet.") in text
+    fake({"seed1": 0.625, "seed2": 0.75, "ensemble": 0.875})
+    voted = run_inflection.run_set("sigmorphon2016", "arabic", str(tmp_path / "data"), work, 2, 600, print,
+                                   results=results, aligner="corpus")  # the vote, with test predictions
+    run_inflection.record(voted, "N", results=results)
+    recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
+    row = next(line for line in results_table.inflection_table(recorded) if line.startswith("| arabic | hard |"))
+    assert row.startswith("| arabic | hard | 62.50 | **87.50** (2) |")  # the predicting cell is now the corpus one's
+    assert row.endswith("| ensemble, corpus oracle |")  # and the row says which oracle its predictions learned from
 
 
 def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
@@ -189,7 +197,7 @@ def test_a_recorded_set_sits_beside_the_papers_figures_and_the_others_say_not_ru
     lines = results_table.inflection_table([cell])
     row = next(line for line in lines if line.startswith("| german | hard |"))
     assert [c.strip() for c in row.strip("|").split("|")][2:] == [
-        "50.00", "**90.00** (2)", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble"]
+        "50.00", "**90.00** (2)", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble, levenshtein oracle"]
     assert next(line for line in lines if line.startswith("| german | soft |")) == (
         "| german | soft | not run yet | – | 96.51 | – | – | – | – |")
     assert "not run yet" in next(line for line in lines if line.startswith("| russian | hard |"))
@@ -236,3 +244,4 @@ def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_be
     assert [row.split("|")[2].strip() for row in rows] == ["hard", "soft"]
     assert [row.split("|")[5].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
     assert all("**80.00** (2)" in row for row in rows)
+    assert [row.split("|")[-2].strip() for row in rows] == ["ensemble, levenshtein oracle", "ensemble"]  # soft: none
