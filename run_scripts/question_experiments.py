@@ -62,21 +62,27 @@ STOPPING_NOTES = {
                f"({AUTHORS_MIN_PAIRS // 1000} 000 pairs), and "
                "the last of tied epochs kept; the epochs below are of that size."}
 MAIN_STOPPING = "score"
-# How a restart is optimised (``run_question_formation.py --recipe``), each recipe's flags replacing
+# How a restart is trained (``run_question_formation.py --recipe``), each recipe's flags replacing
 # TRAINING's of their names. "adam" is ours (Adam at 0.001 on batches of 128, clipping at 1, always
 # teacher-forced). "sgd" is the authors' code's (training.py, models.py): plain SGD at 0.001 on a
 # loss summed over batches of 5 (ours averages over the batch: 0.005 is the same step), no clipping,
 # and the decoder fed its own greedy predictions instead of the target on half the batches. Their
 # five stored GRU + location restarts stopped at dev full-sentence accuracy 0.76-0.90 where ours
 # reach 1.000 under Adam (notes/question_formation.md, 2026-11-28): the recipe is issue 46's next
-# candidate for the generalisation gap.
+# candidate for the generalisation gap. "layers" is ours with two details of their model instead:
+# the decoder's input layer (a linear map of [embedding; context] and a ReLU) and PyTorch's N(0, 1)
+# embeddings (notes/question_formation.md, 2026-11-28 (late)).
 RECIPES = {"adam": [],
            "sgd": ["--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9",
-                   "--teacher_forcing=0.5"]}
+                   "--teacher_forcing=0.5"],
+           "layers": ["--decoder_input=combined", "--embedding_init=normal"]}
 MAIN_RECIPE = "adam"
 RECIPE_NOTES = {
     "sgd": "Trained as the authors' code trained (`--recipe sgd`): plain SGD, batches of 5, the same step per pair as "
-           "their 0.001 on a summed loss, no clipping, teacher forcing on half the batches."}
+           "their 0.001 on a summed loss, no clipping, teacher forcing on half the batches.",
+    "layers": "Trained as ours (Adam), with two details of the authors' model (`--recipe layers`): the decoder reads "
+              "the ReLU of a linear map of [embedding; context] (`--decoder_input=combined`), and the embeddings "
+              "start from N(0, 1) (`--embedding_init=normal`)."}
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one restart (its finished epochs): the issue's 15 minutes on the 2-core machine
 # (how many epochs that held: notes/question_formation.md, 2026-11-24).

@@ -3,7 +3,7 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
-                                                  [--stopping score|perplexity|authors] [--recipe adam|sgd]
+                                                  [--stopping score|perplexity|authors] [--recipe adam|sgd|layers]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
@@ -12,7 +12,8 @@ restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
 pass, the authors' criterion at our epochs' granularity (``<cell>/`` with ``--stopping perplexity``,
 our first protocol; ``<cell>.authors/`` with ``--stopping authors``, the authors' code's criterion
 itself: ``question_experiments.STOPPING``); ``--recipe sgd`` trains as the authors' code did (plain
-SGD on batches of 5, teacher forcing on half of them: ``RECIPES``), into ``<cell>.<stopping>.sgd/``.
+SGD on batches of 5, teacher forcing on half of them: ``RECIPES``), into ``<cell>.<stopping>.sgd/``;
+``--recipe layers`` trains ours with the authors' decoder input layer and embedding initialisation.
 The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
@@ -135,8 +136,9 @@ def main():
                              "authors' code's criterion (authors: the accuracy every 5000 pairs, patience 3, no stop "
                              "before 150 000 pairs)")
     parser.add_argument("--recipe", choices=list(RECIPES), default=MAIN_RECIPE,
-                        help="how a restart is optimised: Adam on batches of 128 (adam, ours) or as the authors' code "
-                             "(sgd: plain SGD on batches of 5, teacher forcing on half of them)")
+                        help="how a restart is trained: Adam on batches of 128 (adam, ours), as the authors' code "
+                             "(sgd: plain SGD on batches of 5, teacher forcing on half of them), or ours with the "
+                             "authors' decoder input layer and N(0, 1) embeddings (layers)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")

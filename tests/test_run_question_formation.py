@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from rnnpb_nmt import cli
 from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 
-from helpers import ROOT, TINY_GRAMMAR, ScriptsInProcess
+from helpers import ROOT, TINY_GRAMMAR, ScriptsInProcess, models
 
 import budgeted_runs
 import question_experiments
@@ -198,6 +199,16 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
     assert note.startswith(question_experiments.STOPPING_NOTES["authors"]) and "batches of 5" in note
     assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.600** |")
     assert "`gru_location (--stopping authors --recipe sgd)`" in "\n".join(lines)
+
+
+def test_the_layers_recipe_trains_ours_with_the_authors_decoder_input_and_embeddings(tmp_path, monkeypatch):
+    _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe="layers")
+    command = runs.trained[0][0]
+    assert {"--decoder_input=combined", "--embedding_init=normal", "--batch_size=128"} <= set(command)
+    assert "--optimizer=sgd" not in command
+    assert flag(command, "working_dir").endswith(os.path.join("gru_location.authors.layers", "seed1"))
+    given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
+    assert (given["decoder_input"], given["embedding_init"], given["cell"]) == ("combined", "normal", "gru")
 
 
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):

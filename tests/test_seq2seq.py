@@ -83,6 +83,37 @@ def test_the_default_is_the_lstm_without_attention_of_before():
     assert model_of("lstm", "content").decoder.kernels[0].shape == (16 + 32, 4 * 32)
 
 
+@pytest.mark.parametrize("cell,attention,style", [("gru", "location", "bahdanau"), ("srn", "none", "bahdanau"),
+                                                  ("lstm", "content", "luong")])
+def test_the_combined_decoder_input_is_mccoys_linear_map_and_relu_and_decodes_alike_stepped_and_forced(
+        cell, attention, style):
+    tf.keras.utils.set_random_seed(3)
+    model = model_of(cell, attention, attention_style=style, decoder_input="combined", reverse_source=True)
+    assert model.decoder.kernels[0].shape[0] == 16  # the embedding size, with attention or without
+    assert hasattr(model, "combine") == (attention != "none" and style == "bahdanau")
+    embedded, context = tf.random.normal([4, 16]), tf.random.normal([4, 32])
+    read = model._decoder_input(embedded, context if hasattr(model, "combine") else None).numpy()
+    expected = (model.combine(tf.concat([embedded, context], -1)) if hasattr(model, "combine") else embedded).numpy()
+    np.testing.assert_allclose(read, np.maximum(expected, 0), atol=1e-6)
+    assert (read == 0).any() and (read > 0).any()
+    forced = model._target_logits(SRC, TGT).numpy()
+    state, stepped = model.decoder_start(SRC, False), []
+    for t in range(TGT.shape[1]):
+        logits, state = model.decoder_step(decoder_inputs(TGT)[:, t], state, False)
+        stepped.append(logits.numpy())
+    np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
+
+
+def test_normal_embeddings_are_pytorchs_n01_and_the_default_stays_kerass_uniform():
+    tf.keras.utils.set_random_seed(4)
+    normal, uniform = model_of("gru", "location", embedding_init="normal"), model_of("gru", "location")
+    for table in (normal.src_embedding.embeddings, normal.tgt_embedding.embeddings):
+        assert 0.8 < np.std(table.numpy()) < 1.2 and np.abs(table.numpy()).max() > 1.5
+    assert not np.allclose(normal.src_embedding.embeddings[:4], normal.tgt_embedding.embeddings[:4])  # own draws
+    for table in (uniform.src_embedding.embeddings, uniform.tgt_embedding.embeddings):
+        assert np.abs(table.numpy()).max() <= 0.05
+
+
 @pytest.mark.parametrize("cell,attention", [c for c in CONFIGS if c != ("lstm", "none")])
 def test_a_checkpoint_of_each_configuration_restores_and_translates_the_same(cell, attention, tmp_path):
     tf.keras.utils.set_random_seed(5)

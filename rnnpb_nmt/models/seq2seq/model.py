@@ -4,7 +4,10 @@ Without attention (the default, Sutskever et al. 2014) the decoder starts from t
 final states and sees the source only through them. With ``--attention=location|content`` it
 also starts from them, and at each step the previous word's embedding and the previous top
 decoder state weigh the encoder outputs (``rnnpb_nmt.layers.attention``); their weighted sum joins the
-previous word as the input of the decoder's first layer (the paper's eq. 2).
+previous word as the input of the decoder's first layer (the paper's eq. 2). With
+``--decoder_input=combined`` that input is McCoy et al.'s code's instead: a linear layer maps
+[embedding; context] back to the embedding size and a ReLU follows (without attention: the ReLU
+of the embedding); ``--embedding_init=normal`` draws the embeddings as PyTorch does, N(0, 1).
 
 Two options make it the soft-attention baseline of Aharoni & Goldberg 2017 ("our implementation
 of the global (soft) attention model presented by Luong et al. (2015)", over the bi-LSTM encoder
@@ -29,6 +32,12 @@ from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
 
 
+def embedding_init(options):
+    """A new initializer of an embedding table (one instance per table: an unseeded Keras initializer
+    gives the same values every time it is called)."""
+    return tf.keras.initializers.RandomNormal(stddev=1.0) if options.embedding_init == "normal" else "uniform"
+
+
 @register_model("encdec")
 class EncoderDecoder(TeacherForcedModel):
     """Encoder and decoder of equal size; every encoder layer's final state initialises the decoder's."""
@@ -36,15 +45,19 @@ class EncoderDecoder(TeacherForcedModel):
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
         p = config.model
-        self.src_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size, name="src_embedding")
-        self.tgt_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size, name="tgt_embedding")
+        self.src_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size,
+                                                       embeddings_initializer=embedding_init(p), name="src_embedding")
+        self.tgt_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size,
+                                                       embeddings_initializer=embedding_init(p), name="tgt_embedding")
         encoder = BidirectionalLSTM if p.bidirectional else StackedRNN
         self.encoder = encoder(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="encoder")
         self.decoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="decoder")
         self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
         context = p.units * (2 if p.bidirectional else 1)  # the width of an encoder output
         self.luong = self.attentive and p.attention_style == "luong"
-        self.decoder_input_size = p.embedding_size + (context if self.attentive and not self.luong else 0)
+        self.combined = p.decoder_input == "combined"
+        read = p.embedding_size + (context if self.attentive and not self.luong else 0)  # [embedding; context]
+        self.decoder_input_size = p.embedding_size if self.combined else read
         # Build every weight now, so that checkpoints restore before the first call (in the order
         # of the models before attention, so that their initial weights stay the same).
         self.encode(tf.constant([[3]]))
@@ -58,6 +71,9 @@ class EncoderDecoder(TeacherForcedModel):
         if self.luong:  # Luong et al.'s W_c: the attentional state from the decoder state and the context
             self.attentional = tf.keras.layers.Dense(p.units, activation="tanh", use_bias=False, name="attentional")
             self.attentional.build([None, p.units + context])
+        if self.combined and read > p.embedding_size:  # McCoy et al.'s attn_combine
+            self.combine = tf.keras.layers.Dense(p.embedding_size, name="combine")
+            self.combine.build([None, read])
 
     @property
     def attentive(self):
@@ -96,11 +112,21 @@ class EncoderDecoder(TeacherForcedModel):
         """One decoder step with attention: (what the word is predicted from, new state)."""
         states, memory = state
         if self.luong:
-            output, states = self.decoder.step(embedded, states, dropout_masks=dropout_masks)
+            output, states = self.decoder.step(self._decoder_input(embedded), states, dropout_masks=dropout_masks)
             return self._attentional(output, memory), (states, memory)
         context, _ = self.attention(tf.concat([embedded, states[-1][0]], axis=-1), memory)
-        output, states = self.decoder.step(tf.concat([embedded, context], axis=-1), states, dropout_masks=dropout_masks)
+        output, states = self.decoder.step(self._decoder_input(embedded, context), states, dropout_masks=dropout_masks)
         return output, (states, memory)
+
+    def _decoder_input(self, embedded, context=None):
+        """What the decoder's recurrent unit reads at a step (or at every step: the last axis is the
+        features'): the previous word's embedding, with Bahdanau attention ``context`` beside it;
+        with ``--decoder_input=combined`` mapped back to the embedding size (when there is a context)
+        and through a ReLU, as McCoy et al.'s decoder."""
+        read = embedded if context is None else tf.concat([embedded, context], axis=-1)
+        if not self.combined:
+            return read
+        return tf.nn.relu(read if context is None else self.combine(read))
 
     def _attentional(self, output, memory):
         """Luong et al.'s attentional state tanh(W_c [h_t; context]) of top decoder outputs (N, units)."""
@@ -111,7 +137,7 @@ class EncoderDecoder(TeacherForcedModel):
         """Teacher forcing with Luong attention: the decoder's input is the previous word alone, so
         it runs over the whole targets at once; then each step attends with its top output."""
         states, memory = state
-        outputs, _ = self.decoder(embedded, initial_state=states, rng=rng)
+        outputs, _ = self.decoder(self._decoder_input(embedded), initial_state=states, rng=rng)
         attentional = tf.map_fn(lambda h: self._attentional(h, memory), tf.transpose(outputs, [1, 0, 2]))
         return tf.transpose(attentional, [1, 0, 2])
 
@@ -166,7 +192,7 @@ class EncoderDecoder(TeacherForcedModel):
             teacher_forced = self._luong_outputs if self.luong else self._attentive_outputs
             outputs = teacher_forced(embedded, self._start(src, rng), rng)
         else:
-            outputs, _ = self.decoder(embedded, initial_state=self._start(src, rng), rng=rng)
+            outputs, _ = self.decoder(self._decoder_input(embedded), initial_state=self._start(src, rng), rng=rng)
         return self.output_layer(outputs)
 
     def decoder_start(self, src, reverse):
@@ -182,5 +208,5 @@ class EncoderDecoder(TeacherForcedModel):
         if self.attentive:
             output, state = self._attentive_step(embedded, state, dropout_masks)
         else:
-            output, state = self.decoder.step(embedded, state, dropout_masks=dropout_masks)
+            output, state = self.decoder.step(self._decoder_input(embedded), state, dropout_masks=dropout_masks)
         return self.output_layer(output), state

@@ -33,6 +33,17 @@ class ModelOptions:
                                       "later positions get no weight", 1, 1e5, legacy=64,
                                       only=("attention", ("location",)))
 
+    # McCoy et al.'s code differs from ours in the decoder's input layer and the embeddings' scale
+    # (notes/question_formation.md, 2026-11-28): both as options, to probe the generalisation gap.
+    decoder_input: str = option(
+        "concat", "encdec: what the decoder's recurrent unit reads: concat (the previous word's embedding, with "
+        "bahdanau attention the context beside it) or combined (McCoy et al.'s code: a linear layer maps them back to "
+        "the embedding size, then a ReLU; without that attention, the ReLU of the embedding)",
+        choices=("concat", "combined"), legacy="concat", only=ENCDEC)
+    embedding_init: str = option(
+        "uniform", "encdec: the embeddings' initial values: uniform (Keras's, within ±0.05) or normal (N(0, 1), "
+        "PyTorch's, as McCoy et al.'s code)", choices=("uniform", "normal"), legacy="uniform", only=ENCDEC)
+
 
 @dataclasses.dataclass(frozen=True)
 class TrainingOptions:
