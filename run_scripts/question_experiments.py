@@ -71,18 +71,25 @@ MAIN_STOPPING = "score"
 # reach 1.000 under Adam (notes/question_formation.md, 2026-11-28): the recipe is issue 46's next
 # candidate for the generalisation gap. "layers" is ours with two details of their model instead:
 # the decoder's input layer (a linear map of [embedding; context] and a ReLU) and PyTorch's N(0, 1)
-# embeddings (notes/question_formation.md, 2026-11-28 (late)).
+# embeddings (notes/question_formation.md, 2026-11-28 (late)); "combined" and "n01" each of the two
+# alone, to tell which one matters.
 RECIPES = {"adam": [],
            "sgd": ["--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9",
                    "--teacher_forcing=0.5"],
-           "layers": ["--decoder_input=combined", "--embedding_init=normal"]}
+           "layers": ["--decoder_input=combined", "--embedding_init=normal"],
+           "combined": ["--decoder_input=combined"],
+           "n01": ["--embedding_init=normal"]}
 MAIN_RECIPE = "adam"
 RECIPE_NOTES = {
     "sgd": "Trained as the authors' code trained (`--recipe sgd`): plain SGD, batches of 5, the same step per pair as "
            "their 0.001 on a summed loss, no clipping, teacher forcing on half the batches.",
     "layers": "Trained as ours (Adam), with two details of the authors' model (`--recipe layers`): the decoder reads "
               "the ReLU of a linear map of [embedding; context] (`--decoder_input=combined`), and the embeddings "
-              "start from N(0, 1) (`--embedding_init=normal`)."}
+              "start from N(0, 1) (`--embedding_init=normal`).",
+    "combined": "Trained as ours (Adam), with the authors' decoder input layer alone (`--recipe combined`: "
+                "`--decoder_input=combined`).",
+    "n01": "Trained as ours (Adam), with the authors' N(0, 1) embeddings alone (`--recipe n01`: "
+           "`--embedding_init=normal`)."}
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one restart (its finished epochs): the issue's 15 minutes on the 2-core machine
 # (how many epochs that held: notes/question_formation.md, 2026-11-24).

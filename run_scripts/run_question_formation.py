@@ -3,7 +3,7 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
-                                                  [--stopping score|perplexity|authors] [--recipe adam|sgd|layers]
+                                                  [--stopping score|perplexity|authors] [--recipe adam|sgd|layers|combined|n01]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
@@ -13,7 +13,8 @@ pass, the authors' criterion at our epochs' granularity (``<cell>/`` with ``--st
 our first protocol; ``<cell>.authors/`` with ``--stopping authors``, the authors' code's criterion
 itself: ``question_experiments.STOPPING``); ``--recipe sgd`` trains as the authors' code did (plain
 SGD on batches of 5, teacher forcing on half of them: ``RECIPES``), into ``<cell>.<stopping>.sgd/``;
-``--recipe layers`` trains ours with the authors' decoder input layer and embedding initialisation.
+``--recipe layers`` trains ours with the authors' decoder input layer and embedding initialisation,
+``combined`` and ``n01`` with each of the two alone.
 The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
@@ -138,7 +139,8 @@ def main():
     parser.add_argument("--recipe", choices=list(RECIPES), default=MAIN_RECIPE,
                         help="how a restart is trained: Adam on batches of 128 (adam, ours), as the authors' code "
                              "(sgd: plain SGD on batches of 5, teacher forcing on half of them), or ours with the "
-                             "authors' decoder input layer and N(0, 1) embeddings (layers)")
+                             "authors' decoder input layer and N(0, 1) embeddings (layers), or with one of the two "
+                             "(combined, n01)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")

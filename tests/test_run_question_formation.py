@@ -201,14 +201,16 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
     assert "`gru_location (--stopping authors --recipe sgd)`" in "\n".join(lines)
 
 
-def test_the_layers_recipe_trains_ours_with_the_authors_decoder_input_and_embeddings(tmp_path, monkeypatch):
-    _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe="layers")
+@pytest.mark.parametrize("recipe, decoder_input, embedding_init", [
+    ("layers", "combined", "normal"), ("combined", "combined", None), ("n01", None, "normal")])
+def test_the_layers_recipes_train_ours_with_the_authors_decoder_input_or_embeddings(
+        recipe, decoder_input, embedding_init, tmp_path, monkeypatch):
+    _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe=recipe)
     command = runs.trained[0][0]
-    assert {"--decoder_input=combined", "--embedding_init=normal", "--batch_size=128"} <= set(command)
-    assert "--optimizer=sgd" not in command
-    assert flag(command, "working_dir").endswith(os.path.join("gru_location.authors.layers", "seed1"))
+    assert "--batch_size=128" in command and "--optimizer=sgd" not in command
+    assert flag(command, "working_dir").endswith(os.path.join(f"gru_location.authors.{recipe}", "seed1"))
     given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
-    assert (given["decoder_input"], given["embedding_init"], given["cell"]) == ("combined", "normal", "gru")
+    assert (given["decoder_input"], given["embedding_init"], given["cell"]) == (decoder_input, embedding_init, "gru")
 
 
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
