@@ -27,15 +27,20 @@ def model_of(cell, attention, **overrides):
     return models()["encdec"](config, VOCAB, VOCAB)
 
 
-@pytest.mark.parametrize("cell,attention", CONFIGS)
-def test_decoder_steps_one_at_a_time_equal_teacher_forcing(cell, attention):
-    model = model_of(cell, attention, reverse_source=True)
+def assert_steps_equal_teacher_forcing(model):
+    """The decoder's logits one step at a time from the target's words are teacher forcing's."""
     forced = model._target_logits(SRC, TGT).numpy()
     state, stepped = model.decoder_start(SRC, False), []
     for t in range(TGT.shape[1]):
         logits, state = model.decoder_step(decoder_inputs(TGT)[:, t], state, False)
         stepped.append(logits.numpy())
     np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
+
+
+@pytest.mark.parametrize("cell,attention", CONFIGS)
+def test_decoder_steps_one_at_a_time_equal_teacher_forcing(cell, attention):
+    model = model_of(cell, attention, reverse_source=True)
+    assert_steps_equal_teacher_forcing(model)
 
 
 def greedy_logits(model, src, steps):
@@ -96,12 +101,7 @@ def test_the_combined_decoder_input_is_mccoys_linear_map_and_relu_and_decodes_al
     expected = (model.combine(tf.concat([embedded, context], -1)) if hasattr(model, "combine") else embedded).numpy()
     np.testing.assert_allclose(read, np.maximum(expected, 0), atol=1e-6)
     assert (read == 0).any() and (read > 0).any()
-    forced = model._target_logits(SRC, TGT).numpy()
-    state, stepped = model.decoder_start(SRC, False), []
-    for t in range(TGT.shape[1]):
-        logits, state = model.decoder_step(decoder_inputs(TGT)[:, t], state, False)
-        stepped.append(logits.numpy())
-    np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
+    assert_steps_equal_teacher_forcing(model)
 
 
 def test_normal_embeddings_are_pytorchs_n01_and_the_default_stays_kerass_uniform():
