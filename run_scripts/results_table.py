@@ -285,16 +285,29 @@ def inflection_table(cells):
         lines += ["", f"Paper's averages: {others or '–'}. \\* stopped by the time budget. Average of ours: the "
                   "vote's (the single model's where there is no vote).", ""]
     lines += oracle_table(cells)
-    for c in cells:
+    for i, c in enumerate(cells):
         predictions = c["predictions"]
         commands = [m["train_command"] for m in c["members"]] + [m["dev"]["test_command"] for m in c["members"]]
         commands += ([c["ensemble"]["test_command"]] if c["ensemble"] else [])
         commands += [predictions["test_command"]] if predictions else []
-        kept = (f"{predictions['lines']} test predictions in `{predictions['file']}`" if predictions
-                else "dev only, no test predictions")
         lines += [f"`{c['collection']}` `{c['set']}` ({c['model']}, {aligner_of(c)} oracle, "
-                  f"{c['date']}, {c['machine']}): {kept}. {c['note']}", "", "```", *commands, "```", ""]
+                  f"{c['date']}, {c['machine']}): {predictions_kept(c, cells[i + 1:])}. {c['note']}", "", "```", *commands,
+                  "```", ""]
     return lines
+
+
+def predictions_kept(cell, later):
+    """Where a cell's test predictions are: its file, unless a ``later`` cell (the records are in
+    the order they were made) wrote the same file, as a new oracle's vote does for the same set."""
+    predictions = cell["predictions"]
+    if not predictions:
+        return "dev only, no test predictions"
+    overwritten = [c for c in later if c["predictions"] and c["predictions"]["file"] == predictions["file"]]
+    if overwritten:
+        by = overwritten[-1]
+        return (f"its {predictions['lines']} test predictions were in `{predictions['file']}`, since replaced by those "
+                f"of the {aligner_of(by)} oracle's {by['predictions']['configuration']} ({by['date']})")
+    return f"{predictions['lines']} test predictions in `{predictions['file']}`"
 
 
 def inflection_row(c, name, kind, paper):

@@ -157,6 +157,17 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     row = next(line for line in results_table.inflection_table(recorded) if line.startswith("| arabic | hard |"))
     assert row.startswith("| arabic | hard | 62.50 | **87.50** (2) |")  # the predicting cell is now the corpus one's
     assert row.endswith("| ensemble, corpus oracle |")  # and the row says which oracle its predictions learned from
+    text = "\n".join(results_table.inflection_table(recorded))
+    # The Levenshtein cell's file now holds the corpus vote's predictions: its paragraph no longer claims it.
+    paragraphs = {line.split("): ")[0]: line.split("): ")[1] for line in text.splitlines()
+                  if "arabic-task1-test-predictions`" in line}
+    levenshtein = next(p for k, p in paragraphs.items() if "levenshtein oracle" in k)
+    corpus = next(p for k, p in paragraphs.items() if "corpus oracle" in k)
+    assert levenshtein.startswith("its 3 test predictions were in `") and levenshtein.endswith(
+        "arabic-task1-test-predictions`, since replaced by those of the corpus oracle's ensemble ("
+        + voted["date"] + "). N")
+    assert corpus.startswith("3 test predictions in `")
+    assert text.count("test predictions in `") == 1  # the corpus vote's, the file's present contents
 
 
 def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
