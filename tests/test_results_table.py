@@ -130,6 +130,16 @@ def test_every_study_gets_a_page_saying_it_is_generated_and_the_index_links_them
         assert not study.notes or os.path.isfile(os.path.join(results_table.HERE, "results", "notes", f"{study.notes}.md"))
 
 
+def test_the_hand_written_notes_hold_no_results_table():
+    """Results tables are generated from records; the notes beside them say in prose what was tried."""
+    for study in results_table.STUDIES:
+        if study.notes:
+            path = os.path.join(results_table.HERE, "results", "notes", f"{study.notes}.md")
+            with open(path, encoding="utf-8") as f:
+                tables = [n for n, line in enumerate(f, 1) if line.startswith("|")]
+            assert not tables, f"{path}: a Markdown table on lines {tables[:5]}"
+
+
 def fair_record(spec, bleu, **extra):
     return {"name": spec["name"], "bleu": bleu, "bleu_unseen": bleu - 10, "best_dev_perplexity": 5.0, "epochs": 12,
             "best_epoch": 2, "train_seconds": 100, "parameters": 1234567, "machine": "M", "date": "D",
