@@ -79,6 +79,9 @@ RECIPES = {"adam": [],
            "layers": ["--decoder_input=combined", "--embedding_init=normal"],
            "combined": ["--decoder_input=combined"],
            "n01": ["--embedding_init=normal"]}
+# Ours, the recipe of the records made before there was a choice and of the unsuffixed run names;
+# MAIN_RECIPE, the main table's, may differ from it without renaming any run.
+OUR_RECIPE = "adam"
 MAIN_RECIPE = "adam"
 RECIPE_NOTES = {
     "sgd": "Trained as the authors' code trained (`--recipe sgd`): plain SGD, batches of 5, the same step per pair as "
@@ -120,15 +123,15 @@ def stopping_of(record):
 def protocol_of(record):
     """A recorded cell's (stopping criterion, recipe): cells of one protocol are tabled together
     (the records made before there was a recipe: Adam's)."""
-    return stopping_of(record), record.get("recipe", MAIN_RECIPE)
+    return stopping_of(record), record.get("recipe", OUR_RECIPE)
 
 
 MAIN_PROTOCOL = (MAIN_STOPPING, MAIN_RECIPE)
 
 
-def run_name(cell, stopping, recipe=MAIN_RECIPE):
+def run_name(cell, stopping, recipe=OUR_RECIPE):
     """What a cell's runs under a protocol are called (their working directories and prediction
     files): ``<cell>.<stopping>``, but the cell's bare name under the perplexity, whose runs were made
     when it was the only criterion; ``.<recipe>`` after it for a recipe other than ours."""
     name = cell if stopping == "perplexity" else f"{cell}.{stopping}"
-    return name if recipe == MAIN_RECIPE else f"{name}.{recipe}"
+    return name if recipe == OUR_RECIPE else f"{name}.{recipe}"

@@ -213,6 +213,18 @@ def test_the_layers_recipes_train_ours_with_the_authors_decoder_input_or_embeddi
     assert (given["decoder_input"], given["embedding_init"], given["cell"]) == (decoder_input, embedding_init, "gru")
 
 
+def test_runs_keep_their_names_and_records_their_protocol_whichever_protocol_is_the_main_one(monkeypatch):
+    """Making another protocol the main table's must not rename a run's directory or prediction files
+    (a resumed restart would start again elsewhere) nor move old records to another protocol."""
+    for main in (("score", "adam"), ("authors", "layers")):
+        monkeypatch.setattr(question_experiments, "MAIN_STOPPING", main[0])
+        monkeypatch.setattr(question_experiments, "MAIN_RECIPE", main[1])
+        assert [question_experiments.run_name("gru_location", *p) for p in (
+            ("perplexity", "adam"), ("authors", "adam"), ("authors", "layers"))] == [
+            "gru_location", "gru_location.authors", "gru_location.authors.layers"]
+        assert question_experiments.protocol_of({"cell": "gru_location"}) == ("perplexity", "adam")
+
+
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(FakeRuns, "train_within_budget", lambda self, command, working_dir, budget, log: True)
     with pytest.raises(SystemExit, match=r"seed1: no epoch finished within 600 s of training \(give more"):
