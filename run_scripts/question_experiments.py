@@ -52,8 +52,10 @@ STOPPING = {"score": ["--early_stopping_metric=score", "--early_stopping_steps=1
             "authors": ["--early_stopping_metric=score", "--early_stopping_steps=3", "--early_stopping_ties=last",
                         f"--epoch_examples={AUTHORS_EPOCH}", f"--min_epochs={AUTHORS_MIN_PAIRS // AUTHORS_EPOCH}",
                         f"--max_epochs={MAX_EPOCHS * 100_000 // AUTHORS_EPOCH}"]}
-# How the results page describes the cells of each criterion but the main one.
+# How the results page describes the cells of each criterion.
 STOPPING_NOTES = {
+    "score": "Cells stopped on dev full-sentence accuracy after each epoch of 100 000 pairs (`run_question_formation.py "
+             "--stopping score`): the first epoch of the best accuracy kept, 1 epoch's patience.",
     "perplexity": "Cells stopped on the dev perplexity (`run_question_formation.py --stopping perplexity`, our first "
                   "protocol): the best epoch is that of the best dev perplexity, 2 epochs' patience.",
     "authors": f"Cells stopped as the authors' code stopped (`run_question_formation.py --stopping authors`): an epoch "

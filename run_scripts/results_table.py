@@ -360,15 +360,14 @@ def question_formation_table(cells):
              "like the test set) and the generator's own generalization set; the paper's are test and generalization",
              "figures, medians over 100 restarts. The test and generalization gold is withheld: the median restart's",
              "predictions (by generalization first-word accuracy) are in `results/question_formation/`, scored",
-             "outside the project. See `run_scripts/question_experiments.py` for our settings and the time budget:",
-             f"a restart trains at most {TRAIN_SECONDS // 60} minutes; the table gives each cell's minutes and epochs, and",
-             "marks the restarts the budget stopped. Each restart's best epoch is the first of its best dev",
-             "full-sentence accuracy (1 epoch's patience), as the authors' code stopped.", "", *QUESTION_HEADER]
+             "outside the project. See `run_scripts/question_experiments.py` for our settings. Each table says how its",
+             "cells were trained and within what time budget, gives their minutes and epochs, and marks the restarts the",
+             "budget stopped.", "", protocol_paragraph(cells, MAIN_PROTOCOL), "", *QUESTION_HEADER]
     lines += question_rows(cells, MAIN_PROTOCOL, with_missing=True)
     for protocol in PROTOCOLS[1:]:
         rows = question_rows(cells, protocol)
         if rows:
-            lines += ["", protocol_note(*protocol), "", *QUESTION_HEADER, *rows]
+            lines += ["", protocol_paragraph(cells, protocol), "", *QUESTION_HEADER, *rows]
     lines += ["", "\\* stopped by the time budget.", ""]
     for c in sorted(cells, key=lambda c: (PROTOCOLS.index(protocol_of(c)), list(CELLS).index(c["cell"]))):
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
@@ -379,6 +378,15 @@ def question_formation_table(cells):
                   f"restart in `{c['predictions']['test']}` and `{c['predictions']['gen']}`. {c['note']}", "",
                   "```", c["generate_command"], *[r["train_command"] for r in c["restarts"]], *tests, "```", ""]
     return lines
+
+
+def protocol_paragraph(cells, protocol):
+    """What the results page says of the cells recorded under ``protocol``: how they were trained and
+    within what budget (a restart's minutes: "15", "15 or 30"; before any is recorded, the default of
+    run_question_formation.py)."""
+    minutes = sorted({c["train_seconds_budget"] // 60 for c in cells if protocol_of(c) == protocol})
+    budget = " or ".join(str(m) for m in minutes or [TRAIN_SECONDS // 60])
+    return f"{protocol_note(*protocol)} A restart trains at most {budget} minutes."
 
 
 # Every (stopping criterion, recipe) of run_question_formation.py, the main table's first.

@@ -22,6 +22,9 @@ import results_table
 import run_question_formation as runner
 
 
+QUESTION_HEADER_LINE = results_table.QUESTION_HEADER[0]
+
+
 def restart(seed, gen_first_word, dev_full=0.5):
     return {"seed": seed, "gen": {"first_word_accuracy": gen_first_word}, "dev": {"full_sentence_accuracy": dev_full}}
 
@@ -170,8 +173,10 @@ def test_the_authors_criterion_measures_every_5000_pairs_and_shows_its_cells_apa
     assert [a for a in command if a.startswith("--max_epochs=")] == ["--max_epochs=200"]
     assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location.authors" / "seed1")
     runner.record(cell, "", results=str(tmp_path))
-    lines = results_table.question_formation_table(json.loads((tmp_path / "question_formation.json").read_text()))
-    note = question_experiments.STOPPING_NOTES["authors"]
+    cells = json.loads((tmp_path / "question_formation.json").read_text())
+    lines = results_table.question_formation_table(cells)
+    note = results_table.protocol_paragraph(cells, ("authors", "adam"))
+    assert note.startswith(question_experiments.STOPPING_NOTES["authors"])
     assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.400** |")
     assert (tmp_path / "results" / "question_formation" / "gru_location.authors.gen.tsv").is_file()
 
@@ -195,7 +200,7 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
     cells = json.loads((tmp_path / "question_formation.json").read_text())
     assert [(c["stopping"], c["recipe"], c["note"]) for c in cells] == [("authors", "adam", ""), ("authors", "sgd", "again")]
     lines = results_table.question_formation_table(cells)
-    note = results_table.protocol_note("authors", "sgd")
+    note = results_table.protocol_paragraph(cells, ("authors", "sgd"))
     assert note.startswith(question_experiments.STOPPING_NOTES["authors"]) and "batches of 5" in note
     assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.600** |")
     assert "`gru_location (--stopping authors --recipe sgd)`" in "\n".join(lines)
@@ -223,6 +228,27 @@ def test_runs_keep_their_names_and_records_their_protocol_whichever_protocol_is_
             ("perplexity", "adam"), ("authors", "adam"), ("authors", "layers"))] == [
             "gru_location", "gru_location.authors", "gru_location.authors.layers"]
         assert question_experiments.protocol_of({"cell": "gru_location"}) == ("perplexity", "adam")
+
+
+def test_each_table_says_how_its_cells_were_trained_and_their_budget_and_the_main_protocols_comes_first(
+        tmp_path, monkeypatch):
+    """The paragraph above a table follows its protocol and its records' budgets, so that making
+    another protocol the main one (MAIN_PROTOCOL) changes what the page says of the first table."""
+    score, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.2})
+    layers, _, _ = fake_cell(tmp_path / "layers", monkeypatch, {1: 0.6}, stopping="authors", recipe="layers")
+    cells = [dict(score, train_seconds_budget=900, note=""), dict(layers, train_seconds_budget=1800, note=""),
+             dict(layers, cell="srn_none", train_seconds_budget=900, note="")]
+    assert results_table.protocol_paragraph(cells, ("score", "adam")) == (
+        question_experiments.STOPPING_NOTES["score"] + " A restart trains at most 15 minutes.")
+    assert results_table.protocol_paragraph(cells, ("authors", "layers")) == (
+        f"{results_table.protocol_note('authors', 'layers')} A restart trains at most 15 or 30 minutes.")
+    for main in (("score", "adam"), ("authors", "layers")):
+        monkeypatch.setattr(results_table, "MAIN_PROTOCOL", main)
+        monkeypatch.setattr(results_table, "PROTOCOLS", [main, *(p for p in results_table.PROTOCOLS if p != main)])
+        lines = results_table.question_formation_table(cells)
+        first = lines.index(QUESTION_HEADER_LINE)
+        assert lines[first - 2] == results_table.protocol_paragraph(cells, main)
+        assert lines[first + 2].startswith("| srn_none |") and ("not run yet" in lines[first + 2]) == (main[0] == "score")
 
 
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
