@@ -2,26 +2,28 @@
 """Run question-formation cells (McCoy, Frank & Linzen 2018) and record them in
 ``run_scripts/results/question_formation.json``.
 
-    python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 3] [--work runs]
-                                                  [--stopping score|perplexity|authors] [--recipe adam|sgd|layers|combined|n01]
+    python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 10] [--work runs]
+                                                  [--stopping authors|score|perplexity] [--recipe layers|adam|sgd|combined|n01]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
 restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
-``<work>/question_formation/<cell>.score/seed<N>``, stopped on dev full-sentence accuracy once a
-pass, the authors' criterion at our epochs' granularity (``<cell>/`` with ``--stopping perplexity``,
-our first protocol; ``<cell>.authors/`` with ``--stopping authors``, the authors' code's criterion
-itself: ``question_experiments.STOPPING``); ``--recipe sgd`` trains as the authors' code did (plain
-SGD on batches of 5, teacher forcing on half of them: ``RECIPES``), into ``<cell>.<stopping>.sgd/``;
-``--recipe layers`` trains ours with the authors' decoder input layer and embedding initialisation,
-``combined`` and ``n01`` with each of the two alone.
+``<work>/question_formation/<run name>/seed<N>``, the run name saying the protocol
+(``question_experiments.run_name``). The default is the main table's (issue 46's one protocol):
+``--stopping authors``, the authors' code's criterion (``question_experiments.STOPPING``), and
+``--recipe layers``, ours with their decoder input layer and embedding initialisation
+(``RECIPES``), into ``<cell>.authors.layers/``. The others stay for the cells recorded under them:
+``--stopping score`` (dev full-sentence accuracy once a pass, into ``<cell>.score/``),
+``--stopping perplexity`` (our first protocol, ``<cell>/``), ``--recipe adam`` (ours alone, no suffix),
+``--recipe sgd`` (as the authors' code trained: plain SGD on batches of 5, teacher forcing on half of
+them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone).
 The same command again resumes an interrupted
 restart and skips a finished one (its tests run again: a few seconds each).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
 Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the
 restarts, and the median restart, whose two prediction files are copied to
-``run_scripts/results/question_formation/<cell>.score.test.tsv`` / ``<cell>.score.gen.tsv`` (``<cell>.*``).
+``run_scripts/results/question_formation/<run name>.test.tsv`` / ``<run name>.gen.tsv``.
 A cell already recorded under the same stopping criterion and recipe is replaced; the others are kept.
 """
 
@@ -132,15 +134,15 @@ def main():
     parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
     parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
     parser.add_argument("--stopping", choices=list(STOPPING), default=MAIN_STOPPING,
-                        help="what chooses a restart's best epoch and stops it: the dev full-sentence accuracy once "
-                             "a pass (score, the main table's), the dev perplexity (our first protocol), or the "
-                             "authors' code's criterion (authors: the accuracy every 5000 pairs, patience 3, no stop "
-                             "before 150 000 pairs)")
+                        help="what chooses a restart's best epoch and stops it: the authors' code's criterion "
+                             "(authors, the main table's: the dev full-sentence accuracy every 5000 pairs, patience 3, "
+                             "no stop before 150 000 pairs), the same accuracy once a pass (score), or the dev "
+                             "perplexity (our first protocol)")
     parser.add_argument("--recipe", choices=list(RECIPES), default=MAIN_RECIPE,
-                        help="how a restart is trained: Adam on batches of 128 (adam, ours), as the authors' code "
-                             "(sgd: plain SGD on batches of 5, teacher forcing on half of them), or ours with the "
-                             "authors' decoder input layer and N(0, 1) embeddings (layers), or with one of the two "
-                             "(combined, n01)")
+                        help="how a restart is trained: Adam on batches of 128 with the authors' decoder input "
+                             "layer and N(0, 1) embeddings (layers, the main table's), or with one of the two "
+                             "(combined, n01), Adam alone (adam, ours), or as the authors' code (sgd: plain SGD on "
+                             "batches of 5, teacher forcing on half of them)")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")

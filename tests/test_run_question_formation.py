@@ -100,10 +100,12 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
     data = tmp_path / "work" / "question_formation" / "data"
     assert all((data / f"{name}.{side}").is_file() for name in ("train", "dev", "gen") for side in ("src", "tgt"))
     assert [(flag(c, "seed"), flag(c, "working_dir"), budget) for c, budget in runs.trained] == [
-        (str(n), str(tmp_path / "work" / "question_formation" / "gru_location.score" / f"seed{n}"), 600) for n in (1, 2, 3)]
+        (str(n), str(tmp_path / "work" / "question_formation" / "gru_location.authors.layers" / f"seed{n}"), 600)
+        for n in (1, 2, 3)]  # the default: the main table's protocol, the authors' stopping and the layers recipe
     command = runs.trained[0][0]
     assert {"--cell=gru", "--attention=location", "--units=256", "--embedding_size=256", "--dropout=0.1",
-            "--task=question_formation", "--early_stopping_metric=score", "--early_stopping_steps=1"} <= set(command)
+            "--task=question_formation", "--early_stopping_metric=score", "--early_stopping_steps=3",
+            "--epoch_examples=5000", "--decoder_input=combined", "--embedding_init=normal"} <= set(command)
     assert (flag(command, "grammar"), flag(command, "train_set1"), flag(command, "dev_set2")) == (
         str(tmp_path / "shared" / "question.gr"), str(data / "train.src"), str(data / "dev.tgt"))
     assert runs.tested == [(file, seed, name) for seed in (1, 2, 3) for file, name in (
@@ -115,7 +117,7 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
                                            (3, "finished", 0.3, 0.5)]
     assert cell["restarts"][0]["dev"]["test_seconds"] == 1.0 and "test_set" not in cell["restarts"][0]["dev"]
     for name in ("test", "gen"):
-        kept = tmp_path / "results" / "question_formation" / f"gru_location.score.{name}.tsv"
+        kept = tmp_path / "results" / "question_formation" / f"gru_location.authors.layers.{name}.tsv"
         assert kept.read_text().splitlines() == [f"{line}\tseed3" for line in covered[name]]
         assert cell["predictions"][name] == os.path.relpath(kept, ROOT)
     assert cell["restarts"][1]["test_covered"]["sentences"] == len(covered["test"])
@@ -137,12 +139,12 @@ def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_med
         "| srn_none | not run yet | – | – | 0.000 | 0.490 | – | – | – |")
     text = "\n".join(lines)
     assert cell["restarts"][1]["train_command"] in text and cell["restarts"][0]["gen_covered"]["test_command"] in text
-    assert "Why." in text and "gru_location.score.test.tsv" in text
+    assert "Why." in text and "gru_location.authors.layers.test.tsv" in text
 
 
 def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_path, monkeypatch):
-    by_score, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.1})
-    cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.3}, stopping="perplexity")
+    by_score, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.1}, stopping="score", recipe="adam")
+    cell, runs, covered = fake_cell(tmp_path, monkeypatch, {1: 0.3}, stopping="perplexity", recipe="adam")
     command = runs.trained[0][0]
     assert "--early_stopping_steps=2" in command and not any(a.startswith("--early_stopping_metric") for a in command)
     assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location" / "seed1")
@@ -157,7 +159,8 @@ def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_p
         ("gru_location", "score", ""), ("gru_location", "perplexity", "again")]
     lines = results_table.question_formation_table(cells[::-1])
     rows = [line for line in lines if line.startswith("| gru_location |")]
-    assert [row.split("|")[4].strip() for row in rows] == ["**0.100**", "**0.300**"]  # the main criterion's first
+    # the main table's (no cell of its protocol: "not run yet"), then the others in PROTOCOLS' order
+    assert [row.split("|")[4].strip() for row in rows] == ["–", "**0.100**", "**0.300**"]
     text = "\n".join(lines)
     assert text.index("`gru_location (--stopping score --recipe adam)`") < text.index(
         "`gru_location (--stopping perplexity --recipe adam)`")
@@ -166,7 +169,7 @@ def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_p
 def test_the_authors_criterion_measures_every_5000_pairs_and_shows_its_cells_apart(tmp_path, monkeypatch):
     """McCoy et al.'s code: dev accuracy every 1000 batches of 5, 3 measurements' patience, no stop
     before 150 000 pairs, the last of tied measurements kept; its --max_epochs replaces the cells' own."""
-    cell, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.4}, stopping="authors")
+    cell, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.4}, stopping="authors", recipe="adam")
     command = runs.trained[0][0]
     assert {"--early_stopping_metric=score", "--early_stopping_steps=3", "--early_stopping_ties=last",
             "--epoch_examples=5000", "--min_epochs=30", "--max_epochs=200"} <= set(command)
@@ -185,7 +188,7 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
     """--recipe sgd: plain SGD on batches of 5 (0.005 on our batch-mean loss = their 0.001 on a summed
     one), no clipping, teacher forcing on half the batches, replacing TRAINING's flags of those names;
     a cell of that recipe replaces only its own protocol's record and has its own table."""
-    adam, _, _ = fake_cell(tmp_path / "adam", monkeypatch, {1: 0.2}, stopping="authors")
+    adam, _, _ = fake_cell(tmp_path / "adam", monkeypatch, {1: 0.2}, stopping="authors", recipe="adam")
     cell, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe="sgd")
     command = runs.trained[0][0]
     assert {"--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9",
@@ -234,7 +237,7 @@ def test_each_table_says_how_its_cells_were_trained_and_their_budget_and_the_mai
         tmp_path, monkeypatch):
     """The paragraph above a table follows its protocol and its records' budgets, so that making
     another protocol the main one (MAIN_PROTOCOL) changes what the page says of the first table."""
-    score, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.2})
+    score, _, _ = fake_cell(tmp_path / "score", monkeypatch, {1: 0.2}, stopping="score", recipe="adam")
     layers, _, _ = fake_cell(tmp_path / "layers", monkeypatch, {1: 0.6}, stopping="authors", recipe="layers")
     cells = [dict(score, train_seconds_budget=900, note=""), dict(layers, train_seconds_budget=1800, note=""),
              dict(layers, cell="srn_none", train_seconds_budget=900, note="")]
@@ -263,7 +266,7 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
         f"{u}_{a}" for u in ("srn", "gru", "lstm") for a in ("none", "location", "content")}
     flags = question_experiments.training_flags("lstm_content", 4)
     assert {"--model=encdec", "--cell=lstm", "--attention=content", "--seed=4", "--beam_size=1",
-            "--early_stopping_metric=score", "--early_stopping_steps=1"} <= set(flags)
+            "--early_stopping_metric=score", "--early_stopping_steps=3", "--decoder_input=combined"} <= set(flags)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -295,7 +298,8 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
         "--beam_size=1 --max_epochs=1").split())
     logged = []
     run = lambda restarts: runner.run_cell("srn_location", restarts, str(tmp_path / "shared"),
-                                           str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"))
+                                           str(tmp_path / "work"), 300, logged.append, results=str(tmp_path / "res"),
+                                           stopping="score", recipe="adam")  # epochs of the whole set: tiny
     run(1)
     first = tmp_path / "work" / "question_formation" / "srn_location.score" / "seed1"
     stamps = [(first / name).stat().st_mtime_ns for name in ("training_stats.json", "testing_stats_dev.json")]
