@@ -3,19 +3,20 @@
 ``run_scripts/results/inflection.json``.
 
     python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5]
-        [--aligner corpus] [--dev_only] [--work runs]
+        [--aligner levenshtein] [--dev_only] [--work runs]
 
-For each set (``inflection_experiments.py``) and the model (``hard``, the default, or ``soft``):
-train the members (seeds 1, 2, ...; each within the time budget of ``budgeted_runs.py``,
-resuming an interrupted one: the same command again) into
-``<work>/<folder>/<collection>/<set>/seed<N>`` (folder: ``inflection`` for hard,
-``inflection_corpus`` for hard with the corpus aligner's oracle, ``inflection_soft`` for soft),
-test each on dev, test their majority vote (``--ensemble``, into ``.../ensemble``) on dev, and
-predict the set's covered test file with the vote (with one member: that member), copied to
-``run_scripts/results/<folder>/<collection>/``. One protocol for every set, fixed before testing:
-the predictions are always the vote's, never a member chosen by its dev accuracy (which showed
-optimism: notes/inflection.md, 2026-11-27). ``--dev_only`` stops after dev (a choice such as the
-aligner is made on dev before any test prediction is written).
+For each set (``inflection_experiments.py``) and the model (``hard``, the default, with the corpus
+aligner's oracle unless ``--aligner levenshtein``; or ``soft``): train the members (seeds 1, 2,
+...; each within the time budget of ``budgeted_runs.py``, resuming an interrupted one: the same
+command again) into ``<work>/<folder>/<collection>/<set>/seed<N>`` (folder: ``inflection_corpus``
+for hard with the corpus aligner's oracle, ``inflection`` with Levenshtein's, ``inflection_soft``
+for soft), test each on dev, test their majority vote (``--ensemble``, into ``.../ensemble``) on
+dev, and predict the set's covered test file with the vote (with one member: that member), copied
+to ``run_scripts/results/inflection/<collection>/`` (``inflection_soft`` for soft; the same file
+whichever the aligner, so the last run replaces it). One protocol for every set, fixed before
+testing: the predictions are always the vote's, never a member chosen by its dev accuracy (which
+showed optimism: notes/inflection.md, 2026-11-27). ``--dev_only`` stops after dev (a choice such
+as the aligner is made on dev before any test prediction is written).
 Recorded: every command, dev accuracy and mean Levenshtein distance, epochs, train and test
 seconds, under the model's name (``hard_attention``, ``soft_attention``) and its aligner. A set
 already recorded for the model and aligner is replaced.
@@ -30,7 +31,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
-from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
+from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, ORACLE, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import aligner_of, predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -113,8 +114,8 @@ def main():
                         help="the paper's hard-attention model or its soft-attention baseline")
     parser.add_argument("--members", type=int, default=len(SEEDS), choices=range(1, len(SEEDS) + 1),
                         help="models per set (the paper's ensembles: 5)")
-    parser.add_argument("--aligner", choices=sorted(ALIGNERS), default="levenshtein",
-                        help="hard model: the step/write oracle's alignments (nmt.py --aligner)")
+    parser.add_argument("--aligner", choices=sorted(ALIGNERS),
+                        help=f"hard model: the step/write oracle's alignments (nmt.py --aligner; default {ORACLE})")
     parser.add_argument("--dev_only", action="store_true",
                         help="train and vote on dev only: no test predictions (choices are made on dev)")
     parser.add_argument("--train_seconds", type=int, default=TRAIN_SECONDS, help="training budget of each model")
@@ -122,8 +123,10 @@ def main():
     parser.add_argument("--work", default="runs", help="parent of the working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
     args = parser.parse_args()
-    if args.aligner != "levenshtein" and args.model != "hard":
+    if args.aligner not in (None, "levenshtein") and args.model != "hard":
         parser.error(f"--aligner={args.aligner}: only the hard model reads an oracle (--model=hard)")
+    # The soft model's cells are recorded under the aligner whose folders and flags are none.
+    args.aligner = args.aligner or (ORACLE if args.model == "hard" else "levenshtein")
     sets = COLLECTIONS[args.collection]["sets"]
     for name in args.sets or sets:
         if name not in sets:

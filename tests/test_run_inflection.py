@@ -180,6 +180,23 @@ def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
         "--aligner=corpus: only the hard model reads an oracle (--model=hard)")
 
 
+@pytest.mark.parametrize("argv, model, aligner", [
+    ([], "hard", "corpus"), (["--aligner", "levenshtein"], "hard", "levenshtein"), (["--model", "soft"], "soft", "levenshtein")])
+def test_the_command_lines_defaults_are_the_one_protocol(argv, model, aligner, monkeypatch):
+    """Issue 46's protocol without flags: the hard model on the corpus aligner's oracle (chosen on dev),
+    5 members, 40 minutes each; the soft model reads no oracle (recorded under the aligner of no flags)."""
+    runs = []
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", "--sets", "fold0", *argv])
+    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: runs.append((a, k)) or {})
+    monkeypatch.setattr(run_inflection, "record", lambda cell, note: None)
+    run_inflection.main()
+    [(given, named)] = runs
+    assert given[:2] + given[4:6] == ("celex", "fold0", 5, 2400)
+    assert (named["model"], named["aligner"], named["dev_only"]) == (model, aligner, False)
+    assert inflection_experiments.training_flags("celex", 1, model, aligner).count("--aligner=corpus") == (
+        aligner == "corpus")
+
+
 def test_recording_a_set_replaces_its_earlier_cell_and_keeps_the_others(tmp_path):
     cell = {"collection": "celex", "set": "fold0", "model": "hard_attention", "predictions": {}, "value": 1}
     other = dict(cell, set="fold1")
