@@ -75,7 +75,7 @@ def test_a_change_many_pairs_share_is_aligned_alike_in_all_where_levenshtein_bre
 
 
 # Constructed cases (issue 46): identity pairs; a prefix (German ge-); an infix (Tagalog -um-, after the first
-# consonant); a templatic change (Arabic-like perfective C1aC2aC3a -> imperfective yaC1C2uC3u of one root).
+# consonant); a templatic change (Arabic-like perfectives C1aC2aC3a -> three forms of their paradigms).
 IDENTITY = [(w, w) for w in ("haus", "baum", "tisch", "kind")]
 PREFIX = [(stem, "ge" + stem) for stem in ("macht", "sagt", "fragt", "holt", "kauft")]
 INFIX = [(c + rest, c + "um" + rest) for c, rest in (("s", "ulat"), ("b", "ili"), ("k", "ain"), ("t", "akbo"),
