@@ -13,12 +13,13 @@ restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
 ``--stopping authors``, the authors' code's criterion (``question_experiments.STOPPING``), and
 ``--recipe layers``, ours with their decoder input layer and embedding initialisation
 (``RECIPES``), into ``<cell>.authors.layers/``. The others stay for the cells recorded under them:
-``--stopping score`` (dev full-sentence accuracy once a pass, into ``<cell>.score/``),
-``--stopping perplexity`` (our first protocol, ``<cell>/``), ``--recipe adam`` (ours alone, no suffix),
+``--stopping score`` (dev full-sentence accuracy once a pass, ``.score`` after the cell's name),
+``--stopping perplexity`` (our first protocol, no suffix), ``--recipe adam`` (ours alone, no suffix:
+``<cell>.score/`` and ``<cell>/`` are those criteria with it),
 ``--recipe sgd`` (as the authors' code trained: plain SGD on batches of 5, teacher forcing on half of
 them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone).
 The same command again resumes an interrupted
-restart and skips a finished one (its tests run again: a few seconds each).
+restart and skips a finished one (and its kept tests, unless it trained further or the test command changed).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
 Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the

@@ -2,14 +2,14 @@
 for ``run_transduction.py``: every task × model, with the paper's figures beside them.
 
 What differs from the paper (all for the 2-core CPU, shared with other jobs, where a cell must
-train within 30 minutes): hidden size and memory width 128 (the paper: LSTMs of 256 and of 512
-units, reporting the better, and a memory width of 256); one learning rate per optimiser rather
-than the paper's grid search per model: the memory LSTMs with the paper's RMSProp at 0.005
-(``MEMORY_TRAINING``), the Deep LSTMs with Adam at 0.002; the paper's batches of 10; a fixed
-sample of 4000 training pairs (the paper drew fresh ones: ``--fresh_data``, which
-``run_transduction.py --train_flags`` can give), and training stops early on the dev perplexity,
-or after --max_epochs (the paper trained "an unbounded number of steps"). The paper's grid and
-restarts are ``run_transduction.py``'s ``--learning_rates`` and ``--seeds``. What was tried, when
+train and test within 30 minutes: TRAIN_SECONDS of training): hidden size and memory width 128
+(the paper: LSTMs of 256 and of 512 units, reporting the better, and a memory width of 256); one
+learning rate per optimiser rather than the paper's grid search per model: the memory LSTMs with
+the paper's RMSProp at 0.005 (``MEMORY_TRAINING``), the Deep LSTMs with Adam at 0.002; the paper's
+batches of 10; a fixed sample of 4000 training pairs (the paper drew fresh ones: ``--fresh_data``,
+which ``run_transduction.py --train_flags`` can give), and training stops early on the dev
+perplexity, after --max_epochs, or at the budget (the paper trained "an unbounded number of
+steps"). The paper's grid and restarts are ``run_transduction.py``'s ``--learning_rates`` and ``--seeds``. What was tried, when
 and why: ``run_scripts/results/notes/transduction.md``.
 """
 
