@@ -9,8 +9,8 @@ the paper's RMSProp at 0.005 (``MEMORY_TRAINING``), the Deep LSTMs with Adam at 
 batches of 10; a fixed sample of 4000 training pairs (the paper drew fresh ones: ``--fresh_data``,
 which ``run_transduction.py --train_flags`` can give), and training stops early on the dev
 perplexity, after --max_epochs, or at the budget (the paper trained "an unbounded number of
-steps"). The paper's grid and restarts are ``run_transduction.py``'s ``--learning_rates`` and ``--seeds``. What was tried, when
-and why: ``run_scripts/results/notes/transduction.md``.
+steps"). The paper's grid and restarts are ``run_transduction.py``'s ``--learning_rates`` and
+``--seeds``. What was tried, when and why: ``run_scripts/results/notes/transduction.md``.
 """
 
 # data/generate_transduction.py flags: the paper's 128 symbols, lengths 8-64 (train, dev, test)
