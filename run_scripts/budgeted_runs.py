@@ -9,13 +9,19 @@ only while one more epoch as long as the last fits, and is stopped with SIGTERM 
 still alive ``STOP_GRACE_SECONDS`` after the SIGTERM is killed: once (2026-11-24), a SIGTERMed
 question-formation training slept without exiting and would have held up every cell after it; a
 kill loses no more than the SIGTERM would (resuming after SIGKILL is tested, ``test_resume.py``).
+
+``--jobs N`` trains N of a cell's members, restarts or runs at once (``in_parallel``), each pinned to
+a core of its own, so that a time budget buys the same training as one run alone on its core.
 """
 
+import argparse
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from rnnpb_nmt import registry  # noqa: E402
@@ -35,6 +41,49 @@ def generate_once(script, flags, last_file):
     if not os.path.isfile(last_file):
         subprocess.run(command, check=True)
     return command
+
+
+def cores():
+    """The cores this process may run on (under ``taskset``, those it was given)."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+
+
+def job_count(text):
+    """A ``--jobs`` value: how many runs at once, at most one a core of ``cores()``."""
+    value, available = int(text), len(cores())
+    if not 1 <= value <= available:
+        raise argparse.ArgumentTypeError(f"{text}: from 1 to {available}, the cores this process may use")
+    return value
+
+
+def in_parallel(function, items, jobs=1):
+    """``[function(item) for item in items]``, ``jobs`` items at a time. Each job's thread is pinned
+    to a core of its own (where the system allows it), and the processes it starts inherit the pin
+    (Linux keeps affinity per thread): one training per core, as when runs are started by hand under
+    ``taskset``. A failing item's error is raised once the items running end as they would have
+    (their training kept, resumable); the items still waiting are dropped."""
+    if jobs == 1:
+        return [function(item) for item in items]
+    free = queue.SimpleQueue()
+    for core in cores()[:jobs]:
+        free.put(core)
+
+    def pinned(item):
+        core = free.get()
+        try:
+            if hasattr(os, "sched_setaffinity"):
+                os.sched_setaffinity(0, {core})
+            return function(item)
+        finally:
+            free.put(core)
+
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(pinned, item) for item in items]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def progress(working_dir, command=()):

@@ -3,7 +3,7 @@
 ``run_scripts/results/inflection.json``.
 
     python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5]
-        [--aligner levenshtein] [--dev_only] [--work runs]
+        [--aligner levenshtein] [--dev_only] [--work runs] [--jobs 2]
 
 For each set (``inflection_experiments.py``) and the model (``hard``, the default, with the corpus
 aligner's oracle unless ``--aligner levenshtein``; or ``soft``): train the members (seeds 1, 2,
@@ -16,7 +16,8 @@ to ``run_scripts/results/inflection/<collection>/`` (``inflection_soft`` for sof
 whichever the aligner, so the last run replaces it). One protocol for every set, fixed before
 testing: the predictions are always the vote's, never a member chosen by its dev accuracy (which
 showed optimism: notes/inflection.md, 2026-11-27). ``--dev_only`` stops after dev (a choice such
-as the aligner is made on dev before any test prediction is written).
+as the aligner is made on dev before any test prediction is written). ``--jobs 2`` trains two
+members at a time, each on a core of its own (``budgeted_runs.in_parallel``).
 Recorded: every command, dev accuracy and mean Levenshtein distance, epochs, train and test
 seconds, under the model's name (``hard_attention``, ``soft_attention``) and its aligner. A set
 already recorded for the model and aligner is replaced.
@@ -30,7 +31,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from budgeted_runs import NMT, run_test, shown, train_within_budget, training_record  # noqa: E402
+from budgeted_runs import NMT, in_parallel, job_count, run_test, shown, train_within_budget, training_record  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, ORACLE, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import aligner_of, predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
@@ -59,15 +60,16 @@ def run_member(collection, seed, train, dev, working_dir, budget, log, model="ha
 
 
 def run_set(collection, name, data, work, members, budget, log, results=RESULTS, model="hard", aligner="levenshtein",
-            dev_only=False):
-    """Train, test and vote one set with ``model`` (a key of MODELS) and ``aligner``; unless
-    ``dev_only``, write the vote's predictions of its covered test file; return its cell."""
+            dev_only=False, jobs=1):
+    """Train, test and vote one set with ``model`` (a key of MODELS) and ``aligner``, ``jobs``
+    members at a time; unless ``dev_only``, write the vote's predictions of its covered test file;
+    return its cell."""
     train, dev, covered = files(collection, name, data)
     folder = MODELS[model]["folder"]
     base = os.path.abspath(os.path.join(work, folder + ALIGNERS[aligner]["suffix"], collection, name))
     member_dirs = [os.path.join(base, f"seed{seed}") for seed in SEEDS[:members]]
-    recorded = [run_member(collection, seed, train, dev, d, budget, log, model, aligner)
-                for seed, d in zip(SEEDS, member_dirs)]
+    recorded = in_parallel(lambda seed: run_member(collection, seed, train, dev, os.path.join(base, f"seed{seed}"),
+                                                   budget, log, model, aligner), SEEDS[:members], jobs)
     vote_dir, vote, flags = os.path.join(base, "ensemble"), None, []
     if members > 1:
         flags = [f"--ensemble={','.join(member_dirs)}"]
@@ -119,6 +121,8 @@ def main():
     parser.add_argument("--dev_only", action="store_true",
                         help="train and vote on dev only: no test predictions (choices are made on dev)")
     parser.add_argument("--train_seconds", type=int, default=TRAIN_SECONDS, help="training budget of each model")
+    parser.add_argument("--jobs", type=job_count, default=1,
+                        help="members trained at once, each pinned to a core of its own (default 1)")
     parser.add_argument("--data", default=os.path.join(os.path.dirname(HERE), "..", "shared", "data", "inflection"))
     parser.add_argument("--work", default="runs", help="parent of the working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
@@ -133,7 +137,7 @@ def main():
             parser.error(f"--sets: {name} is not a set of {args.collection} ({', '.join(sets)})")
         cell = run_set(args.collection, name, os.path.abspath(args.data), args.work, args.members,
                        args.train_seconds, lambda m: print(m, flush=True), model=args.model, aligner=args.aligner,
-                       dev_only=args.dev_only)
+                       dev_only=args.dev_only, jobs=args.jobs)
         record(cell, args.note)
         print(json.dumps(cell, ensure_ascii=False), flush=True)
 

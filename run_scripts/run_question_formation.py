@@ -2,7 +2,7 @@
 """Run question-formation cells (McCoy, Frank & Linzen 2018) and record them in
 ``run_scripts/results/question_formation.json``.
 
-    python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 10] [--work runs]
+    python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 10] [--work runs] [--jobs 2]
                                                   [--stopping authors|score|perplexity] [--recipe layers|adam|sgd|combined|n01]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
@@ -38,7 +38,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
+from budgeted_runs import NMT, generate_once, in_parallel, job_count, run_test, shown  # noqa: E402
+from budgeted_runs import train_within_budget, training_record  # noqa: E402
 from question_experiments import CELLS, GENERATE, MAIN_RECIPE, MAIN_STOPPING, RECIPES, RESTARTS, STOPPING  # noqa: E402
 from question_experiments import TESTING, TRAIN_SECONDS, protocol_of, run_name, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -87,16 +88,17 @@ def medians(restarts):
             "restart": median_restart(restarts)["seed"]}
 
 
-def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping=MAIN_STOPPING, recipe=MAIN_RECIPE):
+def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping=MAIN_STOPPING, recipe=MAIN_RECIPE,
+             jobs=1):
     """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping`` and optimised by
-    ``recipe``; keep its median restart's predictions; its record."""
+    ``recipe``, ``jobs`` at a time; keep its median restart's predictions; its record."""
     data = os.path.abspath(os.path.join(work, "question_formation", "data"))
     generated = generate_once("generate_questions.py", [f"--out={data}", f"--data_dir={shared}", *GENERATE],
                               os.path.join(data, "gen.tgt"))
     name = run_name(cell, stopping, recipe)
     base = os.path.abspath(os.path.join(work, "question_formation", name))
-    recorded = [run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget, log, stopping, recipe)
-                for seed in range(1, restarts + 1)]
+    recorded = in_parallel(lambda seed: run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget,
+                                                    log, stopping, recipe), range(1, restarts + 1), jobs)
     middle = medians(recorded)
     predictions = {}
     for test_name in PREDICTED:
@@ -134,6 +136,8 @@ def main():
                         help=f"cells to run: {', '.join(CELLS)}")
     parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
     parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
+    parser.add_argument("--jobs", type=job_count, default=1,
+                        help="restarts trained at once, each pinned to a core of its own (default 1)")
     parser.add_argument("--stopping", choices=list(STOPPING), default=MAIN_STOPPING,
                         help="what chooses a restart's best epoch and stops it: the authors' code's criterion "
                              "(authors, the main table's: the dev full-sentence accuracy every 5000 pairs, patience 3, "
@@ -154,7 +158,7 @@ def main():
         parser.error(f"--data={args.data}: no {', '.join(missing)}")
     for cell in args.cells:
         recorded = run_cell(cell, args.restarts, os.path.abspath(args.data), args.work, args.train_seconds,
-                            lambda m: print(m, flush=True), stopping=args.stopping, recipe=args.recipe)
+                            lambda m: print(m, flush=True), stopping=args.stopping, recipe=args.recipe, jobs=args.jobs)
         record(recorded, args.note)
         print(json.dumps(recorded), flush=True)
 

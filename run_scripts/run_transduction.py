@@ -22,6 +22,7 @@ perplexity", §5) and alone tested; every run's figures are recorded under ``"re
 directory is the model's name, with ``_lr<LR>`` and ``_seed<S>`` for a rate or seed not the cell's.
 ``--train_flags "FLAGS"`` replaces or adds nmt.py flags in every run (``--fresh_data``, the
 paper's ``--units=256``), ``--budget_minutes`` sets each run's time budget; both go in the record.
+``--jobs 2`` trains two of a cell's runs at a time, each on a core of its own.
 Another protocol of a cell that already ran belongs in another ``--work`` (a run refuses to
 resume under other flags).
 """
@@ -33,7 +34,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from budgeted_runs import NMT, generate_once, run_test, shown, train_within_budget, training_record  # noqa: E402
+from budgeted_runs import NMT, generate_once, in_parallel, job_count, run_test, shown  # noqa: E402
+from budgeted_runs import train_within_budget, training_record  # noqa: E402
 from rnnpb_nmt.config import Config  # noqa: E402
 from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -59,13 +61,13 @@ def test(data, working_dir, name):
     return command, run_test(command, working_dir, name)
 
 
-def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budget=TRAIN_SECONDS):
+def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budget=TRAIN_SECONDS, jobs=1):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     # The task's files depend on GENERATE alone, so one writing serves every cell of the task.
     generated = generate_once("generate_transduction.py", [f"--task={task}", f"--out={data}", *GENERATE],
                               os.path.join(data, synthetic.GENERATOR_FILE))
-    runs = [train_run(task, model, work, data, log, seed, rate, extra, budget)
-            for rate in (learning_rates or [None]) for seed in (None, *seeds)]
+    runs = in_parallel(lambda run: train_run(task, model, work, data, log, *run, extra, budget),
+                       [(seed, rate) for rate in (learning_rates or [None]) for seed in (None, *seeds)], jobs)
     kept = min(runs, key=lambda run: run["train_perplexity"])
     cell = {"task": task, "model": model, "generate_command": shown(generated),
             **{k: v for k, v in kept.items() if k not in ("seed", "learning_rate", "train_perplexity", "working_dir")},
@@ -137,10 +139,13 @@ def main():
                         help="nmt.py flags replacing the cells' of their names, or added (e.g. \"--fresh_data --units=256\")")
     parser.add_argument("--budget_minutes", type=positive, default=TRAIN_SECONDS / 60,
                         help=f"training time of each run (default {TRAIN_SECONDS // 60})")
+    parser.add_argument("--jobs", type=job_count, default=1,
+                        help="runs of a cell (seeds, rates) trained at once, each pinned to a core of its own (default 1)")
     args = parser.parse_args()
     for model in args.models or MODELS:
         cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True), list(dict.fromkeys(args.seeds)),
-                        list(dict.fromkeys(args.learning_rates)), args.train_flags, round(args.budget_minutes * 60))
+                        list(dict.fromkeys(args.learning_rates)), args.train_flags, round(args.budget_minutes * 60),
+                        args.jobs)
         record(cell, args.note)
         print(json.dumps(cell), flush=True)
 

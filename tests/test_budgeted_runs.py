@@ -2,8 +2,11 @@
 
 import json
 import os
+import subprocess
 import sys
+import threading
 
+import pytest
 
 import budgeted_runs
 
@@ -61,3 +64,52 @@ def test_a_run_that_ignores_the_budgets_sigterm_is_killed(tmp_path):
                                                 said.append, grace=1)
     assert stopped and started.exists()
     assert said[-1].endswith("still running 1 s after SIGTERM; killed")
+
+
+def test_jobs_run_at_once_each_pinned_to_a_core_of_its_own_with_the_processes_they_start():
+    cores = budgeted_runs.cores()
+    if len(cores) < 2 or not hasattr(os, "sched_setaffinity"):
+        pytest.skip("needs two cores and per-thread CPU affinity (Linux)")
+    together = threading.Barrier(2, timeout=120)  # broken unless the first two items run at once
+    running, most, lock = [0], [0], threading.Lock()
+
+    def item(number):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        if number < 2:
+            together.wait()
+        child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                               capture_output=True, text=True, check=True)
+        with lock:
+            running[0] -= 1
+        return number, sorted(os.sched_getaffinity(0)), json.loads(child.stdout)
+
+    results = budgeted_runs.in_parallel(item, range(5), 2)
+    assert [number for number, _, _ in results] == [0, 1, 2, 3, 4] and most[0] == 2
+    assert all(len(mine) == 1 and mine[0] in cores[:2] and child == mine for _, mine, child in results)
+    assert results[0][1] != results[1][1]  # the two at once, on two cores
+    assert sorted(os.sched_getaffinity(0)) == cores  # the caller's own thread is not pinned
+
+
+def test_a_failing_job_is_raised_after_the_running_ones_end():
+    if len(budgeted_runs.cores()) < 2:
+        pytest.skip("needs two cores")
+    ended, together = [], threading.Barrier(2, timeout=120)
+
+    def item(number):
+        together.wait()  # both running before the first fails
+        if number == 0:
+            raise SystemExit("seed1: no epoch finished within 5 s of training")
+        ended.append(number)
+        return number
+
+    with pytest.raises(SystemExit, match="seed1: no epoch finished"):
+        budgeted_runs.in_parallel(item, [0, 1], 2)
+    assert ended == [1]
+
+
+@pytest.mark.parametrize("text", ["0", "-1", str(len(budgeted_runs.cores()) + 1)])
+def test_more_jobs_than_cores_or_none_is_refused_naming_the_cores(text):
+    with pytest.raises(Exception, match=f"{text}: from 1 to {len(budgeted_runs.cores())}, the cores this process may use"):
+        budgeted_runs.job_count(text)

@@ -12,6 +12,7 @@ import pytest
 
 from helpers import ROOT
 
+import budgeted_runs
 import inflection_experiments
 import results_table
 import run_inflection
@@ -95,6 +96,30 @@ def test_a_set_trains_its_members_votes_on_dev_and_keeps_the_votes_test_predicti
     assert cell["predictions"] == {"file": os.path.relpath(kept, ROOT), "configuration": "ensemble", "lines": 3,
                                    "test_seconds": 2.0, "test_command": vote_command}
     assert cell["members"][0]["train_command"].endswith(f"--working_dir={os.path.relpath(members[0])}")
+
+
+def test_members_trained_two_at_a_time_are_recorded_and_voted_as_one_at_a_time(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "german")
+    accuracies = {"seed1": 0.5, "seed2": 0.75, "seed3": 0.5, "ensemble": 0.8}
+    cells, trained = [], []
+    for jobs in (1, 2):
+        runs = fake(accuracies)
+        cells.append(run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"),
+                                            3, 600, print, results=str(tmp_path / "results"), jobs=jobs))
+        trained.append(sorted(runs.trained))
+    assert cells[1] == cells[0] and trained[1] == trained[0] and len(trained[1]) == 3
+    assert [member["seed"] for member in cells[1]["members"]] == [1, 2, 3]
+
+
+def test_more_jobs_than_cores_is_a_usage_error_before_anything_trains(monkeypatch, capsys):
+    cores = len(budgeted_runs.cores())
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", "--jobs", str(cores + 1)])
+    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as stop:
+        run_inflection.main()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"argument --jobs: {cores + 1}: from 1 to {cores}, the cores this process may use")
 
 
 def test_the_vote_gives_the_predictions_even_where_a_member_is_better_on_dev_and_one_member_has_no_vote(

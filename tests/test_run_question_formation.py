@@ -124,6 +124,13 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
     assert "--data_dir=" in cell["generate_command"] and cell["generate_command"].split()[0] == runner.shown([sys.executable])
 
 
+def test_restarts_trained_two_at_a_time_are_recorded_as_one_at_a_time(tmp_path, monkeypatch):
+    one, runs_one, _ = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5})
+    two, runs_two, _ = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5}, jobs=2)
+    assert two == one and two["median"]["restart"] == 3
+    assert sorted(runs_two.trained) == sorted(runs_one.trained) and len(runs_two.trained) == 3
+
+
 def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_medians(tmp_path, monkeypatch):
     cell, _, _ = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7})
     for recorded, note in ((cell, "old"), (dict(cell, cell="srn_none"), ""), (cell, "Why.")):
@@ -274,6 +281,7 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
     (["gru_none", "--restarts", "0"], "argument --restarts: 0 is not a positive number"),
     (["gru_none", "--stopping", "bleu"], "argument --stopping: invalid choice: 'bleu'"),
     (["gru_none", "--recipe", "rmsprop"], "argument --recipe: invalid choice: 'rmsprop'"),
+    (["gru_none", "--jobs", "0"], "argument --jobs: 0: from 1 to"),
     (["gru_none", "--data", "{missing}"], "--data={missing}: no question.gr, question.dev, question.test-covered"),
 ])
 def test_unknown_cells_no_restarts_and_a_folder_without_the_shared_sets_are_usage_errors(

@@ -120,6 +120,15 @@ def test_a_rate_grid_trains_every_seed_at_every_rate_with_the_given_flags_and_ke
         ("default", 0.005), (2, 0.005), ("default", 0.0005), (2, 0.0005)]
 
 
+def test_a_grid_trained_two_runs_at_a_time_is_recorded_as_one_at_a_time(tmp_path, monkeypatch):
+    grid = dict(seeds=(2,), learning_rates=(0.005, 0.0005), budget=600, train_perplexities={
+        "queue_lstm_lr0.005": 3.0, "queue_lstm_lr0.005_seed2": 2.5, "queue_lstm_lr0.0005": 1.5,
+        "queue_lstm_lr0.0005_seed2": 4.0})
+    one, trained_one, _ = fake_cell(tmp_path, monkeypatch, "svo_sov", "queue_lstm", **grid)
+    two, trained_two, _ = fake_cell(tmp_path, monkeypatch, "svo_sov", "queue_lstm", jobs=2, **grid)
+    assert two == one and sorted(trained_two) == sorted(trained_one) and len(trained_two) == 4
+
+
 def test_a_written_task_directory_holds_the_generator_fresh_data_draws_from(tmp_path, monkeypatch):
     fake_cell(tmp_path, monkeypatch, "gender_conjugation", "stack_lstm")
     data = tmp_path / "work" / "transduction" / "data" / "gender_conjugation"
@@ -139,7 +148,8 @@ def test_seeds_out_of_range_or_the_default_one_are_usage_errors(monkeypatch, cap
 def test_a_rate_or_budget_not_above_zero_or_not_a_number_is_a_usage_error(monkeypatch, capsys):
     for flags, message in ((["--learning_rates", "0"], "argument --learning_rates: 0: must be above 0"),
                            (["--learning_rates", "fast"], "argument --learning_rates: invalid positive value: 'fast'"),
-                           (["--budget_minutes", "-5"], "argument --budget_minutes: -5: must be above 0")):
+                           (["--budget_minutes", "-5"], "argument --budget_minutes: -5: must be above 0"),
+                           (["--jobs", "0"], "argument --jobs: 0: from 1 to")):
         monkeypatch.setattr(sys, "argv", ["run_transduction.py", "reverse", *flags])
         with pytest.raises(SystemExit) as stop:
             runner.main()
