@@ -68,8 +68,8 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS,
     folder = MODELS[model]["folder"]
     base = os.path.abspath(os.path.join(work, folder + ALIGNERS[aligner]["suffix"], collection, name))
     member_dirs = [os.path.join(base, f"seed{seed}") for seed in SEEDS[:members]]
-    recorded = in_parallel(lambda seed: run_member(collection, seed, train, dev, os.path.join(base, f"seed{seed}"),
-                                                   budget, log, model, aligner), SEEDS[:members], jobs)
+    recorded = in_parallel(lambda n: run_member(collection, SEEDS[n], train, dev, member_dirs[n], budget, log, model,
+                                                aligner), range(members), jobs)
     vote_dir, vote, flags = os.path.join(base, "ensemble"), None, []
     if members > 1:
         flags = [f"--ensemble={','.join(member_dirs)}"]
