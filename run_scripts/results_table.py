@@ -290,10 +290,15 @@ def inflection_table(cells):
         commands = [m["train_command"] for m in c["members"]] + [m["dev"]["test_command"] for m in c["members"]]
         commands += ([c["ensemble"]["test_command"]] if c["ensemble"] else [])
         commands += [predictions["test_command"]] if predictions else []
-        lines += [f"`{c['collection']}` `{c['set']}` ({c['model']}, {aligner_of(c)} oracle, "
+        lines += [f"`{c['collection']}` `{c['set']}` ({trained_as(c)}, "
                   f"{c['date']}, {c['machine']}): {predictions_kept(c, cells[i + 1:])}. {c['note']}", "", "```", *commands,
                   "```", ""]
     return lines
+
+
+def trained_as(cell):
+    """A cell's model, and for the hard model the oracle it learned from (the soft model reads none)."""
+    return f"{cell['model']}, {aligner_of(cell)} oracle" if cell["model"] == "hard_attention" else cell["model"]
 
 
 def predictions_kept(cell, later):
@@ -306,7 +311,7 @@ def predictions_kept(cell, later):
     if overwritten:
         by = overwritten[-1]
         return (f"its {predictions['lines']} test predictions were in `{predictions['file']}`, since replaced by those "
-                f"of the {aligner_of(by)} oracle's {by['predictions']['configuration']} ({by['date']})")
+                f"of the {by['predictions']['configuration']} ({trained_as(by)}, {by['date']})")
     return f"{predictions['lines']} test predictions in `{predictions['file']}`"
 
 

@@ -189,7 +189,7 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     levenshtein = next(p for k, p in paragraphs.items() if "levenshtein oracle" in k)
     corpus = next(p for k, p in paragraphs.items() if "corpus oracle" in k)
     assert levenshtein.startswith("its 3 test predictions were in `") and levenshtein.endswith(
-        "arabic-task1-test-predictions`, since replaced by those of the corpus oracle's ensemble ("
+        "arabic-task1-test-predictions`, since replaced by those of the ensemble (hard_attention, corpus oracle, "
         + voted["date"] + "). N")
     assert corpus.startswith("3 test predictions in `")
     assert text.count("test predictions in `") == 1  # the corpus vote's, the file's present contents
@@ -298,3 +298,6 @@ def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_be
     assert [row.split("|")[5].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
     assert all("**80.00** (2)" in row for row in rows)
     assert [row.split("|")[-2].strip() for row in rows] == ["ensemble, levenshtein oracle", "ensemble"]  # soft: none
+    runs = [line for line in lines if line.startswith("`sigmorphon2016` `navajo`")]
+    assert [run.split(",")[:2] for run in runs] == [["`sigmorphon2016` `navajo` (hard_attention", " levenshtein oracle"],
+                                                   ["`sigmorphon2016` `navajo` (soft_attention", " D"]]
