@@ -290,15 +290,16 @@ def inflection_table(cells):
         commands = [m["train_command"] for m in c["members"]] + [m["dev"]["test_command"] for m in c["members"]]
         commands += ([c["ensemble"]["test_command"]] if c["ensemble"] else [])
         commands += [predictions["test_command"]] if predictions else []
-        lines += [f"`{c['collection']}` `{c['set']}` ({trained_as(c)}, "
+        lines += [f"`{c['collection']}` `{c['set']}` ({with_oracle(c['model'], c)}, "
                   f"{c['date']}, {c['machine']}): {predictions_kept(c, cells[i + 1:])}. {c['note']}", "", "```", *commands,
                   "```", ""]
     return lines
 
 
-def trained_as(cell):
-    """A cell's model, and for the hard model the oracle it learned from (the soft model reads none)."""
-    return f"{cell['model']}, {aligner_of(cell)} oracle" if cell["model"] == "hard_attention" else cell["model"]
+def with_oracle(text, cell):
+    """``text`` about a cell, followed for the hard model by the oracle it learned from (the soft model
+    reads none), since the sets' predictions change oracle one set at a time (issue 46)."""
+    return f"{text}, {aligner_of(cell)} oracle" if cell["model"] == "hard_attention" else text
 
 
 def predictions_kept(cell, later):
@@ -311,7 +312,7 @@ def predictions_kept(cell, later):
     if overwritten:
         by = overwritten[-1]
         return (f"its {predictions['lines']} test predictions were in `{predictions['file']}`, since replaced by those "
-                f"of the {by['predictions']['configuration']} ({trained_as(by)}, {by['date']})")
+                f"of the {by['predictions']['configuration']} ({with_oracle(by['model'], by)}, {by['date']})")
     return f"{predictions['lines']} test predictions in `{predictions['file']}`"
 
 
@@ -326,14 +327,7 @@ def inflection_row(c, name, kind, paper):
     return (f"| {name} | {kind} | {percent(single['accuracy'])} | "
             f"{voted} ({len(c['members'])}) | {paper} | "
             f"{fmt(vote.get('mean_levenshtein', single['mean_levenshtein']), 3)} | {runs} | "
-            f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {predicted_by(c, kind)} |")
-
-
-def predicted_by(cell, kind):
-    """Which models wrote a cell's test predictions; a hard cell's also names the oracle they learned
-    from, since the sets' predictions change oracle one set at a time (issue 46)."""
-    configuration = cell["predictions"]["configuration"]
-    return f"{configuration}, {aligner_of(cell)} oracle" if kind == "hard" else configuration
+            f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {with_oracle(c['predictions']['configuration'], c)} |")
 
 
 def inflection_headline(cells):
