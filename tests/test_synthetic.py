@@ -1,5 +1,7 @@
 """The synthetic tasks of Grefenstette et al. 2015 §4 and their accuracies (§4.3)."""
 
+import hashlib
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -193,3 +195,19 @@ def test_the_generator_file_round_trips_and_a_bad_one_names_itself(tmp_path):
     (tmp_path / "generator.json").write_text("{")
     with pytest.raises(UserError, match=r"generator.json: unreadable"):
         synthetic.read_generator(tmp_path)
+
+
+def test_drawing_in_blocks_gives_the_numbers_of_single_draws():
+    """The grammars draw their choices in blocks for speed; the pairs must not change with it."""
+    blocks, single = itg.uniforms(np.random.default_rng([1, 4, 2]), block=64), np.random.default_rng([1, 4, 2])
+    assert [next(blocks) for _ in range(200)] == [single.random() for _ in range(200)]
+
+
+@pytest.mark.parametrize("task, digest", [("svo_sov", "192ca81c30211d12"), ("gender_conjugation", "6c4d31df7731ad9a")])
+def test_the_recorded_cells_training_pairs_are_drawn_again(task, digest):
+    """The first 100 training pairs of data/generate_transduction.py --seed=1 (stream (1, 0)), as
+    drawn for the recorded cells (2026-11-24 to 11-26) by the one-draw-per-call code of 2026-11-23:
+    a recorded cell's generate_command must write the files it trained on."""
+    pairs = synthetic.generate(task, 100, 8, 64, seed=[1, 0])
+    text = "\n".join(" ".join(source) + " ||| " + " ".join(target) for source, target in pairs)
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == digest

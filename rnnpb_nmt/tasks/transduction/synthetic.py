@@ -95,13 +95,13 @@ def sequence_pair(task, rng, min_len, max_len, vocab_size):
 def grammar_pairs(grammar, rng, n, min_len, max_len, vocab_size):
     """Rejection sampling: derivations outside the length range are dropped."""
     class_size = vocab_size // len(itg.word_classes(grammar))
-    pairs, tries = [], 0
+    pairs, tries, draws = [], 0, itg.uniforms(rng)
     while len(pairs) < n:
         if tries >= MAX_TRIES_PER_PAIR * (len(pairs) + 1):
             raise UserError(f"min_len={min_len}, max_len={max_len}: the grammar almost never makes such lengths")
         tries += 1
         try:
-            source, target = itg.yields(grammar, itg.derive(grammar, rng, class_size, max_len))
+            source, target = itg.yields(grammar, itg.derive(grammar, draws, class_size, max_len))
         except itg.TooLong:
             continue
         if len(source) >= min_len:
