@@ -4,11 +4,17 @@ a time budget and what is recorded of it, tests whose files are kept under their
 commands recorded relative to the current directory.
 
 The time budget counts finished epochs (``training_stats.json``): training starts (or resumes)
-only while one more epoch as long as the last fits, and is stopped with SIGTERM at the budget
-(the toolkit stops between steps; the partial epoch is lost, the run stays resumable). A run
-still alive ``STOP_GRACE_SECONDS`` after the SIGTERM is killed: once (2026-11-24), a SIGTERMed
-question-formation training slept without exiting and would have held up every cell after it; a
-kill loses no more than the SIGTERM would (resuming after SIGKILL is tested, ``test_resume.py``).
+only while one more epoch as long as the last fits, and is stopped with SIGTERM as soon as its
+finished epochs leave no such room (the toolkit stops between steps; the partial epoch is lost,
+the run stays resumable). Counting epochs, not the process's wall time (which also holds its
+start-up, data loading and checkpoint writing), a run cut by a session's stop and resumed trains
+the epochs an uninterrupted one does; until 2026-12-02 the budget was the wall time, and a
+resumed run got the start-up time of its first process as more epochs. A run whose epochs never
+use up the budget (one that hangs) is stopped ``WALL_LIMIT_FACTOR`` times the budget after it
+started. A run still alive ``STOP_GRACE_SECONDS`` after the SIGTERM is killed: once (2026-11-24), a
+SIGTERMed question-formation training slept without exiting and would have held up every cell
+after it; a kill loses no more than the SIGTERM would (resuming after SIGKILL is tested,
+``test_resume.py``).
 
 ``--jobs N`` trains N of a cell's members, restarts or runs at once (``in_parallel``), each pinned to
 a core of its own, so that a time budget buys the same training as one run alone on its core.
@@ -21,6 +27,7 @@ import queue
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,6 +39,10 @@ NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
 GENERATORS = os.path.join(os.path.dirname(HERE), "data")
 # Time for a stopped run to finish its step and leave (a step of the largest cell takes seconds).
 STOP_GRACE_SECONDS = 120
+# How often a running training's finished epochs are read, in seconds (epochs take a minute or more).
+POLL_SECONDS = 2
+# A training is stopped this many times its budget after it started, whatever its epochs say.
+WALL_LIMIT_FACTOR = 2
 
 
 def generate_once(script, flags, last_file):
@@ -106,31 +117,47 @@ def remaining_seconds(stats, budget):
     return left if left >= stats["epochs"][-1]["seconds"] else 0
 
 
-def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECONDS):
-    """Train (or resume) until the run finishes or ``budget`` seconds are spent; True if the budget
-    stopped it (SIGTERM, then SIGKILL after ``grace`` seconds)."""
+def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECONDS, poll=POLL_SECONDS):
+    """Train (or resume) until the run finishes or its finished epochs leave no room for another
+    within ``budget`` seconds; True if the budget stopped it (SIGTERM, then SIGKILL after ``grace``
+    seconds)."""
     stats, finished = progress(working_dir, command)
     left = 0 if finished else remaining_seconds(stats, budget)
     if left <= 0:
         return not finished
     log(" ".join(command))
     os.makedirs(working_dir, exist_ok=True)
+    deadline = time.monotonic() + WALL_LIMIT_FACTOR * budget  # the whole budget: start-up takes its time
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            returncode = proc.wait(timeout=left)
-        except subprocess.TimeoutExpired:
-            proc.terminate()  # stops between steps; the last finished epoch is kept
+        while True:
             try:
-                proc.wait(timeout=grace)
+                returncode = proc.wait(timeout=poll)
+                break
             except subprocess.TimeoutExpired:
-                log(f"{working_dir}: still running {grace} s after SIGTERM; killed")
-                proc.kill()
-                proc.wait()
-            return True
+                stats, finished = progress(working_dir, command)
+                used_up, overdue = not finished and remaining_seconds(stats, budget) <= 0, time.monotonic() > deadline
+                if not (used_up or overdue):  # training on within the budget, or finished and exiting
+                    continue
+                if not used_up:
+                    log(f"{working_dir}: still training {WALL_LIMIT_FACTOR} times its budget of {budget} s after "
+                        "it started; stopped")
+                stop(proc, working_dir, log, grace)
+                return True
     if returncode != 0:
         raise subprocess.CalledProcessError(returncode, command)
     return False
+
+
+def stop(proc, working_dir, log, grace):
+    """SIGTERM (the toolkit stops between steps; the last finished epoch is kept), then SIGKILL."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        log(f"{working_dir}: still running {grace} s after SIGTERM; killed")
+        proc.kill()
+        proc.wait()
 
 
 def training_record(command, working_dir, stopped, budget):

@@ -61,9 +61,45 @@ def test_a_run_that_ignores_the_budgets_sigterm_is_killed(tmp_path):
                 f"pathlib.Path({str(started)!r}).touch(); time.sleep(30)")
     said = []
     stopped = budgeted_runs.train_within_budget([sys.executable, "-c", stubborn], str(tmp_path / "w"), 3,
-                                                said.append, grace=1)
+                                                said.append, grace=1, poll=0.1)
     assert stopped and started.exists()
+    assert said[-2].endswith("still training 2 times its budget of 3 s after it started; stopped")
     assert said[-1].endswith("still running 1 s after SIGTERM; killed")
+
+
+# A training that writes an epoch of 10 s (by its record) every second of wall time, forever; a
+# SIGTERM ends it, as it ends the toolkit's, between epochs.
+FAKE_TRAINING = """
+import json, os, sys, time
+stats_file = os.path.join(sys.argv[1], "training_stats.json")
+epochs = json.load(open(stats_file))["epochs"] if os.path.exists(stats_file) else []
+while True:
+    time.sleep(1)
+    epochs.append({"seconds": 10})
+    stats = {"epochs": epochs, "best_epoch": len(epochs), "best_dev_perplexity": 2.0, "waited": 0,
+             "total_seconds": 10 * len(epochs)}
+    with open(stats_file + ".tmp", "w") as f:
+        json.dump(stats, f)
+    os.replace(stats_file + ".tmp", stats_file)
+"""
+
+
+def test_the_budget_counts_finished_epochs_so_a_resumed_run_trains_as_an_uninterrupted_one(tmp_path):
+    """The budget of 35 s holds three epochs of 10 s (a fourth as long would not fit), whatever
+    the process's own wall time; a run cut after its first epoch and resumed stops there too."""
+    def run(working_dir, budget=35):
+        os.makedirs(working_dir, exist_ok=True)
+        (working_dir / "hparams.json").write_text(json.dumps(Config().replace(early_stopping_steps=1000).to_flat()))
+        command = [sys.executable, "-c", FAKE_TRAINING, str(working_dir)]
+        return budgeted_runs.train_within_budget(command, str(working_dir), budget, lambda message: None, poll=0.05)
+
+    def epochs(working_dir):
+        return len(json.loads((working_dir / "training_stats.json").read_text())["epochs"])
+
+    assert run(tmp_path / "whole") and epochs(tmp_path / "whole") == 3
+    assert run(tmp_path / "cut", budget=15) and epochs(tmp_path / "cut") == 1  # as if a session stopped it there
+    assert run(tmp_path / "cut") and epochs(tmp_path / "cut") == 3
+    assert run(tmp_path / "cut") and epochs(tmp_path / "cut") == 3  # used up: not started again
 
 
 def test_jobs_run_at_once_each_pinned_to_a_core_of_its_own_with_the_processes_they_start():
