@@ -179,20 +179,20 @@ def transduction_headline(cells):
 
 def restarts_sentence(cell):
     """The runs of a cell trained from several seeds or learning rates (``run_transduction.py
-    --seeds``, ``--learning_rates``), and which one the paper's criterion kept; empty for a cell of
+    --seeds``, ``--learning_rates``), and which one was kept; empty for a cell of
     one run. Records from before the rate grid name seeds alone."""
     if "restarts" not in cell:
         return ""
 
     def run(r):
         return f"seed {r['seed']}" + (f" at rate {r['learning_rate']:g}" if "learning_rate" in r else "")
-    runs = "; ".join(f"{run(r)}: {r['train_perplexity']:.2f} (dev {r['best_dev_perplexity']:.2f}, "
+    runs = "; ".join(f"{run(r)}: {r['best_dev_perplexity']:.3f} (training {r['train_perplexity']:.2f}, "
                      f"best epoch {r['best_epoch']} of {r['epochs']}, {r['train_seconds']} s)" for r in cell["restarts"])
     kept = next(r for r in cell["restarts"] if r["seed"] == cell["kept_seed"]
                 and r.get("learning_rate") == cell.get("kept_learning_rate"))
     budget = f" each within {cell['budget_seconds'] // 60} minutes" if "budget_seconds" in cell else ""
-    return (f" {len(cell['restarts'])} runs{budget}, training perplexity at the best epoch (the paper kept the "
-            f"lowest): {runs}; kept: {run(kept)}, the one tested.")
+    return (f" {len(cell['restarts'])} runs{budget}, dev perplexity at the best epoch (the lowest kept; the paper "
+            f"kept the lowest training perplexity, beside it): {runs}; kept: {run(kept)}, the one tested.")
 
 
 def percent(x):

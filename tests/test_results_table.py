@@ -65,15 +65,15 @@ def test_a_transduction_cell_of_several_seeds_shows_every_run_and_the_one_kept()
             "note": "Why.", "generate_command": "G", "train_command": "python3 nmt.py --do_training B",
             "restarts": runs, "kept_seed": 2}
     text = "\n".join(results_table.transduction_table([cell]))
-    assert ("seed default: 5.00 (dev 6.00, best epoch 3 of 4, 100 s); seed 2: 2.00 (dev 2.50, best epoch 4 of 4, "
-            "110 s); kept: seed 2") in text
+    assert ("seed default: 6.000 (training 5.00, best epoch 3 of 4, 100 s); seed 2: 2.500 (training 2.00, best epoch "
+            "4 of 4, 110 s); kept: seed 2") in text
     # every run's training command, then the kept run's tests
     assert "G\npython3 nmt.py --do_training A\npython3 nmt.py --do_training B\npython3 nmt.py --do_testing T" in text
 
 
 def test_a_transduction_cell_of_a_rate_grid_names_each_runs_rate_and_the_kept_one_by_seed_and_rate():
     tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "T"}
-    runs = [{"seed": seed, "learning_rate": rate, "train_perplexity": ppl, "best_dev_perplexity": 2.0, "best_epoch": 3,
+    runs = [{"seed": seed, "learning_rate": rate, "train_perplexity": 2.0, "best_dev_perplexity": ppl, "best_epoch": 3,
              "epochs": 4, "train_seconds": 100, "train_command": f"train {seed} {rate}"}
             for seed, rate, ppl in (("default", 0.005, 3.0), ("default", 0.001, 2.0), (2, 0.005, 1.5), (2, 0.001, 4.0))]
     cell = {"task": "svo_sov", "model": "queue_lstm", "training_lengths": tested, "longer": tested, "epochs": 4,
@@ -81,8 +81,8 @@ def test_a_transduction_cell_of_a_rate_grid_names_each_runs_rate_and_the_kept_on
             "note": "Why.", "generate_command": "G", "train_command": "train 2 0.005", "restarts": runs,
             "kept_seed": 2, "kept_learning_rate": 0.005, "budget_seconds": 1500}
     text = "\n".join(results_table.transduction_table([cell]))
-    assert " 4 runs each within 25 minutes, training perplexity at the best epoch" in text
-    assert "seed default at rate 0.001: 2.00 (dev 2.00" in text and "kept: seed 2 at rate 0.005, the one tested." in text
+    assert " 4 runs each within 25 minutes, dev perplexity at the best epoch (the lowest kept" in text
+    assert "seed default at rate 0.001: 2.000 (training 2.00" in text and "kept: seed 2 at rate 0.005, the one tested." in text
 
 
 def test_the_index_has_one_row_per_study_with_ours_beside_the_papers_and_a_link_to_its_page():

@@ -21,18 +21,19 @@ def flag(command, name):
     return next(a.split("=", 1)[1] for a in command if a.startswith(f"--{name}="))
 
 
-def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=None, **options):
+def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=None, dev_perplexities=None, **options):
     """run_cell (with ``options``) with a training that writes training_stats.json (the best epoch's
-    training perplexity by the run's directory name, from ``train_perplexities``) and tests that
-    score by test set and note the directory they tested."""
+    training and dev perplexity by the run's directory name, from ``train_perplexities`` and
+    ``dev_perplexities``) and tests that score by test set and note the directory they tested."""
     trained, tested = [], []
 
     def train_within_budget(command, working_dir, budget, log):
         trained.append((command, budget))
-        perplexity = (train_perplexities or {}).get(Path(working_dir).name, 3.0)
-        epochs = [{"seconds": 60, "train_perplexity": p} for p in (9.0, perplexity, 1.0)]
+        name = Path(working_dir).name
+        epochs = [{"seconds": 60, "train_perplexity": p} for p in (9.0, (train_perplexities or {}).get(name, 3.0), 1.0)]
         Path(working_dir, "training_stats.json").write_text(json.dumps(
-            {"epochs": epochs, "best_epoch": 2, "best_dev_perplexity": 1.5, "total_seconds": 180}))
+            {"epochs": epochs, "best_epoch": 2, "best_dev_perplexity": (dev_perplexities or {}).get(name, 1.5),
+             "total_seconds": 180}))
         return True
 
     def run_test(command, working_dir, name):
@@ -77,10 +78,11 @@ def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_pa
     assert {p.name: p.read_text() for p in data.iterdir()} == written
 
 
-def test_seeds_train_a_run_each_and_the_lowest_training_perplexity_is_kept_and_tested_alone(tmp_path, monkeypatch):
-    # the best epoch's training perplexity decides (the last epoch's, 1.0 in every run, does not)
+def test_seeds_train_a_run_each_and_the_lowest_dev_perplexity_is_kept_and_tested_alone(tmp_path, monkeypatch):
+    # the best epoch's dev perplexity decides, not its training perplexity (seed 3's is the lowest)
     cell, trained, tested = fake_cell(tmp_path, monkeypatch, "reverse", "stack_lstm", seeds=(2, 3),
-                                      train_perplexities={"stack_lstm": 5.0, "stack_lstm_seed2": 2.0, "stack_lstm_seed3": 4.0})
+                                      train_perplexities={"stack_lstm": 5.0, "stack_lstm_seed2": 4.0, "stack_lstm_seed3": 2.0},
+                                      dev_perplexities={"stack_lstm": 1.5, "stack_lstm_seed2": 1.1, "stack_lstm_seed3": 1.3})
     base = tmp_path / "work" / "transduction" / "reverse"
     assert [flag(command, "working_dir") for command, _ in trained] == [
         str(base / "stack_lstm"), str(base / "stack_lstm_seed2"), str(base / "stack_lstm_seed3")]
@@ -89,7 +91,8 @@ def test_seeds_train_a_run_each_and_the_lowest_training_perplexity_is_kept_and_t
         None, "--seed=2", "--seed=3"]
     assert set(tested) == {str(base / "stack_lstm_seed2")} and len(tested) == 2
     assert cell["kept_seed"] == 2 and "--seed=2" in cell["train_command"]
-    assert [(r["seed"], r["train_perplexity"]) for r in cell["restarts"]] == [("default", 5.0), (2, 2.0), (3, 4.0)]
+    assert [(r["seed"], r["train_perplexity"], r["best_dev_perplexity"]) for r in cell["restarts"]] == [
+        ("default", 5.0, 1.5), (2, 4.0, 1.1), (3, 2.0, 1.3)]
     assert all(r["train_command"].endswith(f"--working_dir={runner.shown([str(base / d)])}") for r, d in
                zip(cell["restarts"], ("stack_lstm", "stack_lstm_seed2", "stack_lstm_seed3")))
 
@@ -104,8 +107,8 @@ def test_a_rate_grid_trains_every_seed_at_every_rate_with_the_given_flags_and_ke
     cell, trained, tested = fake_cell(
         tmp_path, monkeypatch, "svo_sov", "queue_lstm", seeds=(2,), learning_rates=(0.005, 0.0005),
         extra=["--fresh_data", "--units=256"], budget=600,
-        train_perplexities={"queue_lstm_lr0.005": 3.0, "queue_lstm_lr0.005_seed2": 2.5,
-                            "queue_lstm_lr0.0005": 1.5, "queue_lstm_lr0.0005_seed2": 4.0})
+        dev_perplexities={"queue_lstm_lr0.005": 3.0, "queue_lstm_lr0.005_seed2": 2.5,
+                          "queue_lstm_lr0.0005": 1.5, "queue_lstm_lr0.0005_seed2": 4.0})
     base = tmp_path / "work" / "transduction" / "svo_sov"
     names = ["queue_lstm_lr0.005", "queue_lstm_lr0.005_seed2", "queue_lstm_lr0.0005", "queue_lstm_lr0.0005_seed2"]
     assert [flag(command, "working_dir") for command, _ in trained] == [str(base / n) for n in names]
@@ -121,7 +124,7 @@ def test_a_rate_grid_trains_every_seed_at_every_rate_with_the_given_flags_and_ke
 
 
 def test_a_grid_trained_two_runs_at_a_time_is_recorded_as_one_at_a_time(tmp_path, monkeypatch):
-    grid = dict(seeds=(2,), learning_rates=(0.005, 0.0005), budget=600, train_perplexities={
+    grid = dict(seeds=(2,), learning_rates=(0.005, 0.0005), budget=600, dev_perplexities={
         "queue_lstm_lr0.005": 3.0, "queue_lstm_lr0.005_seed2": 2.5, "queue_lstm_lr0.0005": 1.5,
         "queue_lstm_lr0.0005_seed2": 4.0})
     one, trained_one, _ = fake_cell(tmp_path, monkeypatch, "svo_sov", "queue_lstm", **grid)
