@@ -117,14 +117,21 @@ def remaining_seconds(stats, budget):
     return left if left >= stats["epochs"][-1]["seconds"] else 0
 
 
+def budget_state(working_dir, command, budget):
+    """(whether the run finished by itself, whether the budget stopped it: its finished epochs leave
+    no room for another within ``budget`` seconds), the one rule for starting a training and for
+    stopping it."""
+    stats, finished = progress(working_dir, command)
+    return finished, not finished and remaining_seconds(stats, budget) <= 0
+
+
 def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECONDS, poll=POLL_SECONDS):
     """Train (or resume) until the run finishes or its finished epochs leave no room for another
     within ``budget`` seconds; True if the budget stopped it (SIGTERM, then SIGKILL after ``grace``
     seconds)."""
-    stats, finished = progress(working_dir, command)
-    left = 0 if finished else remaining_seconds(stats, budget)
-    if left <= 0:
-        return not finished
+    finished, used_up = budget_state(working_dir, command, budget)
+    if finished or used_up:
+        return used_up
     log(" ".join(command))
     os.makedirs(working_dir, exist_ok=True)
     deadline = time.monotonic() + WALL_LIMIT_FACTOR * budget  # the whole budget: start-up takes its time
@@ -135,8 +142,8 @@ def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECO
                 returncode = proc.wait(timeout=poll)
                 break
             except subprocess.TimeoutExpired:
-                stats, finished = progress(working_dir, command)
-                used_up, overdue = not finished and remaining_seconds(stats, budget) <= 0, time.monotonic() > deadline
+                _, used_up = budget_state(working_dir, command, budget)
+                overdue = time.monotonic() > deadline
                 if not (used_up or overdue):  # training on within the budget, or finished and exiting
                     continue
                 if not used_up:
