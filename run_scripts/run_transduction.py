@@ -20,10 +20,11 @@ trains each of them at each rate instead of the cell's own, and the run of the l
 perplexity at its best epoch is kept and alone tested; every run's figures, its training
 perplexity too, are recorded under ``"restarts"``. The paper kept the lowest "average training
 perplexity" (§5): its pairs were all fresh, so that too was a perplexity on pairs the model had not
-trained on, but averaged over the steps of training, and ours (an epoch's mean of each batch's
-perplexity) follows the one batch whose loss RMSProp sent up: on 2026-12-02 an SVO→SOV
-Queue-LSTM run had dev perplexity 1.016 at its best epoch and training perplexity 4983 there, and
-would have lost to a run of dev 1.17 and training 3.27. The dev perplexity is of the weights kept,
+trained on, but averaged over the steps of training, and ours (the thesis's eq. 2.19 over an
+epoch's pairs: the mean of each pair's exp(cross-entropy per word)) follows the one pair the model
+gets confidently wrong: once a memory read slips by a position every later word costs 5-27 nats.
+On 2026-12-02 an SVO→SOV Queue-LSTM run had dev perplexity 1.016 at its best epoch and training
+perplexity 4983 there, and would have lost to a run of dev 1.17 and training 3.27. The dev perplexity is of the weights kept,
 on held-out pairs of the training lengths. A run's directory is the model's name, with ``_lr<LR>``
 and ``_seed<S>`` for a rate or seed not the cell's.
 ``--train_flags "FLAGS"`` replaces or adds nmt.py flags in every run (``--fresh_data``, the
