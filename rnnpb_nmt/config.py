@@ -83,6 +83,12 @@ class _TrainingCore:
         "first", "which of the epochs tied at the best dev measure is the best epoch (its weights in best/): the "
                  "first, or the last, as McCoy et al.'s question-formation code; a tie counts as an epoch without "
                  "improvement either way", choices=("first", "last"), legacy="first")
+    learning_rate_decay: float = option(
+        1.0, "multiply every learning rate by this after --decay_patience epochs without dev improvement, and again "
+             "after each further --decay_patience (reduce on plateau, as JoeyNMT's and fairseq's schedulers; 1: "
+             "constant rates)", 0, 1, low_open=True, legacy=1.0)
+    decay_patience: int = option(2, "epochs without dev improvement before each --learning_rate_decay", 1, 1e6,
+                                 legacy=2)
     max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
     min_epochs: int = option(0, "early stopping ends no run before this many epochs (McCoy et al.'s code: 150 000 "
                                 "pairs, 30 epochs of --epoch_examples=5000)", 0, 1e6, legacy=0)

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import types
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import tensorflow as tf
 from rnnpb_nmt.data import files
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import loop as training
+from rnnpb_nmt.train.stats import RunStatistics
 
 
 
@@ -183,3 +185,74 @@ def test_perplexity_improves_downwards_and_a_score_upwards():
     assert not training.improves({"dev_score": 0.5}, stats, "score")
     assert training.improves({"dev_score": 0.0}, {"best_epoch": None, "epochs": []}, "score")
     assert not training.improves({"dev_perplexity": float("nan")}, {"best_epoch": None, "epochs": []}, "perplexity")
+
+
+def run_with_scripted_scores(make_trainer, corpus, working_dir, scores, monkeypatch, **changes):
+    """Train under --early_stopping_metric=score with the dev scores ``scores`` (one per epoch);
+    returns the statistics, the log's lines and the learning rate each epoch's steps applied."""
+    scripted = iter(scores)
+    monkeypatch.setattr(training, "dev_score", lambda translator, task, corpus: next(scripted))
+    trainer = make_trainer(early_stopping_metric="score", **changes)
+    applied, train_epoch = [], trainer.train_epoch
+
+    def remember_rate(*args):
+        applied.append(float(trainer.optimizers[0]._decayed_lr(tf.float32)))
+        return train_epoch(*args)
+
+    trainer.train_epoch = remember_rate
+    lines = []
+    return training.train(trainer, corpus, str(working_dir), log=lines.append), lines, applied
+
+
+@pytest.mark.slow  # trains six epochs, then three and three more
+def test_learning_rate_decay_multiplies_the_rates_after_each_patience_of_epochs_without_improvement(
+        setup, tmp_path, monkeypatch):
+    """--learning_rate_decay=0.5 --decay_patience=2: the rate halves after the 2nd epoch without a
+    better dev score, and after an improvement, again after the 2nd without one; the epochs' rows
+    say the rate each trained at, and a run resumed after a decay trains at the uninterrupted
+    run's rates."""
+    make_trainer, corpus = setup
+    scores = [0.5, 0.4, 0.3, 0.6, 0.2, 0.1, 0.1]
+    flags = dict(learning_rate=0.02, learning_rate_decay=0.5, decay_patience=2, early_stopping_steps=9)
+    stats, lines, applied = run_with_scripted_scores(make_trainer, corpus, tmp_path / "whole", scores, monkeypatch,
+                                                     max_epochs=7, **flags)
+    expected = [0.02, 0.02, 0.02, 0.01, 0.01, 0.01, 0.005]
+    np.testing.assert_allclose(applied, expected, rtol=1e-6)
+    assert [row["learning_rate/weights"] for row in stats["epochs"]] == pytest.approx(expected)
+    assert stats.learning_rate_scale == 0.25  # epoch 7 is the 3rd without improvement: no decay after it
+    assert sum("learning rates x 0.5: no dev improvement for 2 epochs" in line for line in lines) == 2
+    assert json.loads((tmp_path / "whole" / "training_stats.json").read_text())["learning_rate_scale"] == 0.25
+
+    _, _, first = run_with_scripted_scores(make_trainer, corpus, tmp_path / "cut", scores[:3], monkeypatch,
+                                           max_epochs=3, **flags)
+    resumed, lines, rest = run_with_scripted_scores(make_trainer, corpus, tmp_path / "cut", scores[3:], monkeypatch,
+                                                    max_epochs=7, **flags)
+    assert lines[0] == f"resuming {tmp_path / 'cut'} after epoch 3"
+    np.testing.assert_allclose(first + rest, expected, rtol=1e-6)
+    assert [row["learning_rate/weights"] for row in resumed["epochs"]] == pytest.approx(expected)
+    assert (resumed.learning_rate_scale, resumed.best_epoch, resumed.waited) == (0.25, 4, 3)
+
+
+
+@pytest.mark.parametrize("decay, patience, waited, scale, expected", [
+    (1.0, 1, 3, 1.0, 1.0),        # no decay: the rates stay whatever the waiting
+    (0.5, 2, 0, 0.5, 0.5),        # an improvement
+    (0.5, 2, 1, 1.0, 1.0),
+    (0.5, 2, 2, 1.0, 0.5),
+    (0.5, 2, 3, 0.5, 0.5),
+    (0.5, 2, 4, 0.5, 0.25),       # the second patience without improvement
+    (0.1, 1, 1, 1.0, 0.1),
+])
+def test_the_rates_decay_on_each_multiple_of_the_patience(decay, patience, waited, scale, expected):
+    stats = RunStatistics(waited=waited, learning_rate_scale=scale)
+    training_config = types.SimpleNamespace(learning_rate_decay=decay, decay_patience=patience)
+    assert training.decayed(stats, training_config, log=lambda _: None).learning_rate_scale == pytest.approx(expected)
+
+
+def test_the_decay_so_far_is_kept_in_the_statistics_and_earlier_files_have_none():
+    assert "learning_rate_scale" not in RunStatistics().to_json()  # the format of earlier versions
+    decayed = RunStatistics(learning_rate_scale=0.25)
+    assert RunStatistics.from_json(decayed.to_json()) == decayed
+    for scale in (0, 1.5, "0.5"):
+        with pytest.raises(ValueError):
+            RunStatistics.from_json({**decayed.to_json(), "learning_rate_scale": scale})

@@ -70,8 +70,9 @@ class NMTModel(tf.Module):
         epoch's numpy generator."""
 
     def summary_scalars(self):
-        """{name: number} describing the model's state after an epoch, logged to TensorBoard."""
-        return {f"learning_rate/{name}": lr for name, _, lr in self.variable_groups()}
+        """{name: number} describing the model's state after an epoch, logged to TensorBoard (the
+        learning rates are the Trainer's: ``Trainer.learning_rate_scalars``)."""
+        return {}
 
     def analyze(self, train_pairs, test_pairs, out_dir):
         """Model-specific figures for ``--analyze``: writes PNGs into ``out_dir`` and returns

@@ -1,5 +1,6 @@
 """A training run: epochs, dev perplexity, early stopping, checkpoints and statistics."""
 
+import dataclasses
 import functools
 import math
 import os
@@ -81,10 +82,11 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     for epoch in range(len(stats.epochs) + 1, t.max_epochs + 1):
         measured = (epoch - 1) % t.dev_every == 0
         epoch_corpus = task.epoch_corpus(corpus, epoch) if task else corpus
+        trainer.scale_learning_rates(stats.learning_rate_scale)
         record = epoch_row(trainer, translator, epoch_corpus, epoch, checkpoints.best_dir, measured, scorer)
         improved = measured and improves(record, stats, t.early_stopping_metric)
         tied = measured and t.early_stopping_ties == "last" and ties(record, stats, t.early_stopping_metric)
-        stats = stats.after_epoch(record, improved, tied)
+        stats = decayed(stats.after_epoch(record, improved, tied), t, log)
         save_epoch(checkpoints, stats, working_dir, improved or tied)
         summaries.write_epoch(record)
         log(epoch_line(record, stats.best_epoch == epoch))
@@ -95,6 +97,17 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     log(f"best epoch {stats.best_epoch} (dev perplexity {stats.best_dev_perplexity:.4f}), "
         f"{stats.total_seconds:.0f}s of training in all")
     return stats
+
+
+def decayed(stats, training, log=print):
+    """``stats`` (after an epoch) with the learning rates of the epochs to come multiplied by
+    --learning_rate_decay if that epoch made --decay_patience, or a multiple of it, epochs without
+    dev improvement. Kept in the statistics, so that a resumed run trains at the rates the
+    uninterrupted one would."""
+    if training.learning_rate_decay == 1 or stats.waited == 0 or stats.waited % training.decay_patience:
+        return stats
+    log(f"learning rates x {training.learning_rate_decay:g}: no dev improvement for {stats.waited} epochs")
+    return dataclasses.replace(stats, learning_rate_scale=stats.learning_rate_scale * training.learning_rate_decay)
 
 
 # --early_stopping_metric -> (the epoch row's measure it compares, whether larger is better)
@@ -195,7 +208,7 @@ def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, sc
     dev_perplexity = translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt) if measure_dev else None
     score = scorer() if measure_dev and scorer else None
     seconds = time.time() - started
-    model_scalars = translator.model.summary_scalars()
+    model_scalars = {**trainer.learning_rate_scalars(), **translator.model.summary_scalars()}
     t = trainer.config
     monitored = t.monitor_every and epoch % t.monitor_every == 0
     return EpochRecord.of(epoch, trained, seconds, dev_perplexity=dev_perplexity, dev_score=score,

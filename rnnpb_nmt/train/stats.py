@@ -148,10 +148,12 @@ class RunStatistics(Mapping):
     """``training_stats.json``: the rows of the finished epochs, the best dev epoch and its dev
     perplexity (None before a measured epoch), the epochs since the dev measure last improved
     (``waited``, which early stopping counts; the best epoch's unless --early_stopping_ties=last),
-    the seconds of all epochs, and the ``state/`` checkpoint of the last epoch's whole training state
-    (None until an epoch is saved: ``training.save_epoch`` writes it).
+    the seconds of all epochs, the ``state/`` checkpoint of the last epoch's whole training state
+    (None until an epoch is saved: ``training.save_epoch`` writes it), and the factor by which
+    --learning_rate_decay has multiplied the learning rates of the epochs to come.
 
-    The fields are the file's keys, in its order.
+    The fields are the file's keys, in its order; the last two are left out at their defaults
+    (None, 1), as the files of earlier versions have them.
     """
 
     epochs: tuple[EpochRecord, ...] = ()
@@ -160,6 +162,7 @@ class RunStatistics(Mapping):
     waited: int = 0
     total_seconds: float = 0.0
     state_checkpoint: str | None = None
+    learning_rate_scale: float = 1.0
 
     def after_epoch(self, record, improved, tied=False):
         """The statistics once the epoch of ``record`` is added (its state not saved yet);
@@ -183,16 +186,19 @@ class RunStatistics(Mapping):
         if obj["best_epoch"] is not None and not 1 <= obj["best_epoch"] <= len(epochs):
             raise ValueError(f"best_epoch {obj['best_epoch']} is not one of its {len(epochs)} epochs")
         return cls(epochs, obj["best_epoch"], obj["best_dev_perplexity"], obj["waited"], obj["total_seconds"],
-                   obj.get("state_checkpoint"))
+                   obj.get("state_checkpoint"), obj.get("learning_rate_scale", 1.0))
 
     def to_json(self):
         return dict(self._by_key(), epochs=[record.to_json() for record in self.epochs])
 
     def _by_key(self):
-        """The fields by the file's keys (the epochs as records); no state_checkpoint before one is saved."""
+        """The fields by the file's keys (the epochs as records); no state_checkpoint before one is
+        saved, no learning_rate_scale before a decay."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         if self.state_checkpoint is None:
             del fields["state_checkpoint"]
+        if self.learning_rate_scale == 1:
+            del fields["learning_rate_scale"]
         return fields
 
     def __getitem__(self, key):
@@ -212,5 +218,6 @@ _FORMAT = {"epochs": lambda v: isinstance(v, list),
            "best_dev_perplexity": lambda v: v is None or _is_number(v),
            "waited": lambda v: _is_whole(v) and v >= 0,
            "total_seconds": _is_number,
-           "state_checkpoint": lambda v: v is None or isinstance(v, str)}
-_REQUIRED = _FORMAT.keys() - {"state_checkpoint"}
+           "state_checkpoint": lambda v: v is None or isinstance(v, str),
+           "learning_rate_scale": lambda v: _is_number(v) and 0 < v <= 1}
+_REQUIRED = _FORMAT.keys() - {"state_checkpoint", "learning_rate_scale"}

@@ -44,7 +44,7 @@ class Trainer:
         self.strategy = tf.distribute.get_strategy()
         with self.strategy.scope():  # a mirrored generator: each replica draws its own stream
             self.rng = tf.random.Generator.from_seed(self.config.seed)
-        self._optimizers = None
+        self._optimizers, self._learning_rate_scale = None, 1.0
         self._steps, self._batch_specs = {}, {}
 
     @property
@@ -55,6 +55,16 @@ class Trainer:
                 self._optimizers = [make_optimizer(self.config.optimizer, lr, vs)
                                     for _, vs, lr in self.model.variable_groups()]
         return self._optimizers
+
+    def scale_learning_rates(self, scale):
+        """Train on at each group's learning rate times ``scale`` (--learning_rate_decay's factor so far)."""
+        for optimizer, (_, _, rate) in zip(self.optimizers, self.model.variable_groups()):
+            optimizer.learning_rate = rate * scale  # assigns the optimiser's variable: no new trace
+        self._learning_rate_scale = scale
+
+    def learning_rate_scalars(self):
+        """{learning_rate/<group>: the rate the group trains at}, for the epoch's statistics."""
+        return {f"learning_rate/{name}": rate * self._learning_rate_scale for name, _, rate in self.model.variable_groups()}
 
     # ----- data order and noise -------------------------------------------------------------------
     def start_epoch(self, epoch):
