@@ -82,14 +82,17 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     for epoch in range(len(stats.epochs) + 1, t.max_epochs + 1):
         measured = (epoch - 1) % t.dev_every == 0
         epoch_corpus = task.epoch_corpus(corpus, epoch) if task else corpus
-        trainer.scale_learning_rates(stats.learning_rate_scale)
+        scale = stats.learning_rate_scale
+        trainer.scale_learning_rates(scale)
         record = epoch_row(trainer, translator, epoch_corpus, epoch, checkpoints.best_dir, measured, scorer)
         improved = measured and improves(record, stats, t.early_stopping_metric)
         tied = measured and t.early_stopping_ties == "last" and ties(record, stats, t.early_stopping_metric)
-        stats = decayed(stats.after_epoch(record, improved, tied), t, log)
+        stats = decayed(stats.after_epoch(record, improved, tied), t)
         save_epoch(checkpoints, stats, working_dir, improved or tied)
         summaries.write_epoch(record)
         log(epoch_line(record, stats.best_epoch == epoch))
+        if stats.learning_rate_scale != scale:
+            log(f"learning rates x {t.learning_rate_decay:g} from here: no dev improvement for {stats.waited} epochs")
         if stops_early(stats, t):
             log(f"early stopping: no dev improvement for {stats.waited} epochs")
             break
@@ -99,14 +102,13 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     return stats
 
 
-def decayed(stats, training, log=print):
+def decayed(stats, training):
     """``stats`` (after an epoch) with the learning rates of the epochs to come multiplied by
     --learning_rate_decay if that epoch made --decay_patience, or a multiple of it, epochs without
     dev improvement. Kept in the statistics, so that a resumed run trains at the rates the
     uninterrupted one would."""
     if training.learning_rate_decay == 1 or stats.waited == 0 or stats.waited % training.decay_patience:
         return stats
-    log(f"learning rates x {training.learning_rate_decay:g}: no dev improvement for {stats.waited} epochs")
     return dataclasses.replace(stats, learning_rate_scale=stats.learning_rate_scale * training.learning_rate_decay)
 
 
