@@ -24,9 +24,9 @@ trained on, but averaged over the steps of training, and ours (the thesis's eq. 
 epoch's pairs: the mean of each pair's exp(cross-entropy per word)) follows the one pair the model
 gets confidently wrong: once a memory read slips by a position every later word costs 5-27 nats.
 On 2026-12-02 an SVO→SOV Queue-LSTM run had dev perplexity 1.016 at its best epoch and training
-perplexity 4983 there, and would have lost to a run of dev 1.17 and training 3.27. The dev perplexity is of the weights kept,
-on held-out pairs of the training lengths. A run's directory is the model's name, with ``_lr<LR>``
-and ``_seed<S>`` for a rate or seed not the cell's.
+perplexity 4983 there, and would have lost to a run of dev 1.17 and training 3.27. The dev
+perplexity is of the weights kept, on held-out pairs of the training lengths. A run's directory is
+the model's name, with ``_lr<LR>`` and ``_seed<S>`` for a rate or seed not the cell's.
 ``--train_flags "FLAGS"`` replaces or adds nmt.py flags in every run (``--fresh_data``, the
 paper's ``--units=256``), ``--budget_minutes`` sets each run's time budget; both go in the record.
 ``--jobs 2`` trains two of a cell's runs at a time, each on a core of its own.

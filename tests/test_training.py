@@ -204,7 +204,7 @@ def run_with_scripted_scores(make_trainer, corpus, working_dir, scores, monkeypa
     return training.train(trainer, corpus, str(working_dir), log=lines.append), lines, applied
 
 
-@pytest.mark.slow  # trains six epochs, then three and three more
+@pytest.mark.slow  # trains seven epochs, then three and four more
 def test_learning_rate_decay_multiplies_the_rates_after_each_patience_of_epochs_without_improvement(
         setup, tmp_path, monkeypatch):
     """--learning_rate_decay=0.5 --decay_patience=2: the rate halves after the 2nd epoch without a
@@ -234,7 +234,6 @@ def test_learning_rate_decay_multiplies_the_rates_after_each_patience_of_epochs_
     assert (resumed.learning_rate_scale, resumed.best_epoch, resumed.waited) == (0.25, 4, 3)
 
 
-
 @pytest.mark.parametrize("decay, patience, waited, scale, expected", [
     (1.0, 1, 3, 1.0, 1.0),        # no decay: the rates stay whatever the waiting
     (0.5, 2, 0, 0.5, 0.5),        # an improvement
@@ -252,8 +251,8 @@ def test_the_rates_decay_on_each_multiple_of_the_patience(decay, patience, waite
 
 def test_the_decay_so_far_is_kept_in_the_statistics_and_earlier_files_have_none():
     assert "learning_rate_scale" not in RunStatistics().to_json()  # the format of earlier versions
-    decayed = RunStatistics(learning_rate_scale=0.25)
-    assert RunStatistics.from_json(decayed.to_json()) == decayed
+    after_decays = RunStatistics(learning_rate_scale=0.25)
+    assert RunStatistics.from_json(after_decays.to_json()) == after_decays
     for scale in (0, 1.5, "0.5"):
         with pytest.raises(ValueError):
-            RunStatistics.from_json({**decayed.to_json(), "learning_rate_scale": scale})
+            RunStatistics.from_json({**after_decays.to_json(), "learning_rate_scale": scale})

@@ -57,7 +57,8 @@ class Trainer:
         return self._optimizers
 
     def scale_learning_rates(self, scale):
-        """Train on at each group's learning rate times ``scale`` (--learning_rate_decay's factor so far)."""
+        """From now on, train each variable group at its learning rate times ``scale`` (the factor
+        --learning_rate_decay has reached)."""
         for optimizer, (_, _, rate) in zip(self.optimizers, self.model.variable_groups()):
             optimizer.learning_rate = rate * scale  # assigns the optimiser's variable: no new trace
         self._learning_rate_scale = scale
