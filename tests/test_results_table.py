@@ -85,6 +85,26 @@ def test_a_transduction_cell_of_a_rate_grid_names_each_runs_rate_and_the_kept_on
     assert "seed default at rate 0.001: 2.000 (training 2.00" in text and "kept: seed 2 at rate 0.005, the one tested." in text
 
 
+def test_a_transduction_cell_whose_kept_run_trained_on_keeps_the_protocols_row_and_tells_the_longer_run():
+    def tested(coarse, name):
+        return {"coarse": coarse, "fine": 0.5, "test_seconds": 10, "test_command": f"test {name}"}
+    continued = {"train_command": "train on", "stopped": "finished", "epochs": 114, "best_epoch": 109,
+                 "best_dev_perplexity": 2.817, "train_seconds": 4531, "budget_seconds": 7200,
+                 "training_lengths": tested(0.25, "on short"), "longer": tested(0.0, "on long")}
+    cell = {"task": "gender_conjugation", "model": "stack_lstm", "training_lengths": tested(0.0, "short"),
+            "longer": tested(0.0, "long"), "epochs": 29, "best_epoch": 29, "train_seconds": 1174,
+            "best_dev_perplexity": 4.07, "date": "D", "machine": "M", "note": "Why.", "generate_command": "G",
+            "train_command": "train", "stopped": "time budget", "budget_seconds": 1200, "continued": continued}
+    lines = results_table.transduction_table([cell])
+    row = next(line for line in lines if line.startswith("| gender_conjugation | stack_lstm |"))
+    assert "**0.00** / 0.50 | **0.00** / 0.50" in row and "29 (29), stopped by the time budget | 1174 |" in row
+    text = "\n".join(lines)
+    assert ("within 120 minutes in all (not in the table, whose rows share the protocol's budget): stopped by early "
+            "stopping after 114 epochs (4531 s), best epoch 109 at dev perplexity 2.817; coarse / fine 0.25 / 0.50 "
+            "on the training lengths, 0.00 / 0.50 on the longer pairs.") in text
+    assert "train\ntest short\ntest long\ntrain on\ntest on short\ntest on long\n```" in text
+
+
 def test_the_index_has_one_row_per_study_with_ours_beside_the_papers_and_a_link_to_its_page():
     first = EXPERIMENTS["exp1_autoencode"][0]
     recorded = {"exp1_autoencode": [{"name": first["name"], "bleu": 98.5}]}
