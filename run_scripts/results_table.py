@@ -200,16 +200,20 @@ def restarts_sentence(cell):
 
 
 def continued_sentence(cell):
-    """A cell's kept run trained on under a longer budget (``"continued"``: that run's record,
-    tested again), a probe of whether the budget is what the cell lacks; the table keeps the
-    protocol's figures, so that every cell's row had the same budget. Empty for a cell without one."""
+    """A cell's kept run trained on under a longer budget, or its seed and rate trained again from
+    the start under a larger epoch cap (``"retrained"``) where the run was no longer on disk
+    (``"continued"``: that run's record, tested), a probe of whether the budget is what the cell
+    lacks; the table keeps the protocol's figures, so that every cell's row had the same budget.
+    Empty for a cell without one."""
     run = cell.get("continued")
     if run is None:
         return ""
     stopped = "by the time budget" if run["stopped"] == "time budget" else "by early stopping"
     scores = ", ".join(f"{run[key]['coarse']:.2f} / {run[key]['fine']:.2f} on the {name}"
                        for key, name in (("training_lengths", "training lengths"), ("longer", "longer pairs")))
-    return (f" The kept run trained on, within {run['budget_seconds'] // 60} minutes in all (not in the table, "
+    how = (f"The kept run's seed and rate trained again from the start, up to {run['max_epochs']} epochs"
+           if run.get("retrained") else f"The kept run trained on, within {run['budget_seconds'] // 60} minutes in all")
+    return (f" {how} (not in the table, "
             f"whose rows share the protocol's budget): stopped {stopped} after {run['epochs']} epochs "
             f"({run['train_seconds']} s), best epoch {run['best_epoch']} at dev perplexity "
             f"{run['best_dev_perplexity']:.3f}; coarse / fine {scores}.")
