@@ -208,13 +208,12 @@ def continued_sentence(cell):
     run = cell.get("continued")
     if run is None:
         return ""
-    stopped = "by the time budget" if run["stopped"] == "time budget" else "by early stopping"
+    stopped = "stopped by the time budget" if run["stopped"] == "time budget" else "ended by itself (patience or epoch cap)"
     scores = ", ".join(f"{run[key]['coarse']:.2f} / {run[key]['fine']:.2f} on the {name}"
                        for key, name in (("training_lengths", "training lengths"), ("longer", "longer pairs")))
     how = (f"The kept run's seed and rate trained again from the start, up to {run['max_epochs']} epochs"
            if run.get("retrained") else f"The kept run trained on, within {run['budget_seconds'] // 60} minutes in all")
-    return (f" {how} (not in the table, "
-            f"whose rows share the protocol's budget): stopped {stopped} after {run['epochs']} epochs "
+    return (f" {how} (not in the table, whose rows share the protocol's budget): {stopped} after {run['epochs']} epochs "
             f"({run['train_seconds']} s), best epoch {run['best_epoch']} at dev perplexity "
             f"{run['best_dev_perplexity']:.3f}; coarse / fine {scores}.")
 

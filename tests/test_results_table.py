@@ -99,16 +99,16 @@ def test_a_transduction_cell_whose_kept_run_trained_on_keeps_the_protocols_row_a
     row = next(line for line in lines if line.startswith("| gender_conjugation | stack_lstm |"))
     assert "**0.00** / 0.50 | **0.00** / 0.50" in row and "29 (29), stopped by the time budget | 1174 |" in row
     text = "\n".join(lines)
-    assert ("within 120 minutes in all (not in the table, whose rows share the protocol's budget): stopped by early "
-            "stopping after 114 epochs (4531 s), best epoch 109 at dev perplexity 2.817; coarse / fine 0.25 / 0.50 "
-            "on the training lengths, 0.00 / 0.50 on the longer pairs.") in text
+    assert ("within 120 minutes in all (not in the table, whose rows share the protocol's budget): ended by itself "
+            "(patience or epoch cap) after 114 epochs (4531 s), best epoch 109 at dev perplexity 2.817; coarse / fine "
+            "0.25 / 0.50 on the training lengths, 0.00 / 0.50 on the longer pairs.") in text
     assert "train\ntest short\ntest long\ntrain on\ntest on short\ntest on long\n```" in text
     # a run no longer on disk: its seed and rate trained again from the start under a larger epoch cap
     retrained = dict(continued, retrained=True, max_epochs=120)
     del retrained["budget_seconds"]
     text = "\n".join(results_table.transduction_table([dict(cell, continued=retrained)]))
     assert ("trained again from the start, up to 120 epochs (not in the table, whose rows share the protocol's "
-            "budget): stopped by early stopping after 114 epochs") in text
+            "budget): ended by itself (patience or epoch cap) after 114 epochs") in text
 
 
 def test_the_index_has_one_row_per_study_with_ours_beside_the_papers_and_a_link_to_its_page():
