@@ -155,16 +155,18 @@ def transduction_table(cells):
             lines.append(f"| {task} | {model} | {ours} | {accuracies(paper)} | {run} |")
     lines.append("")
     for c in cells:
-        restarts = c.get("restarts", [])
-        continued = c.get("continued")
+        commands = [*([r["train_command"] for r in c.get("restarts", [])] or [c["train_command"]]), *test_commands(c)]
+        if "continued" in c:
+            commands += [c["continued"]["train_command"], *test_commands(c["continued"])]
         lines += [f"`{c['task']}` × `{c['model']}` ({c['date']}, {c['machine']}): best dev perplexity "
                   f"{c['best_dev_perplexity']:.3f}. {c['note']}{restarts_sentence(c)}{continued_sentence(c)}", "",
-                  "```", c["generate_command"], *([r["train_command"] for r in restarts] or [c["train_command"]]),
-                  c["training_lengths"]["test_command"], c["longer"]["test_command"],
-                  *([] if continued is None else [continued["train_command"], *(continued[key]["test_command"]
-                                                                                 for key in ("training_lengths", "longer"))]),
-                  "```", ""]
+                  "```", c["generate_command"], *commands, "```", ""]
     return lines
+
+
+def test_commands(run):
+    """A transduction run's two test commands: the training lengths', then the longer pairs'."""
+    return [run[key]["test_command"] for key in ("training_lengths", "longer")]
 
 
 def transduction_headline(cells):
