@@ -43,6 +43,10 @@ STOP_GRACE_SECONDS = 120
 POLL_SECONDS = 2
 # A training is stopped this many times its budget after it started, whatever its epochs say.
 WALL_LIMIT_FACTOR = 2
+# How train_within_budget says a run stopped: the values of a record's "stopped".
+FINISHED, BUDGET, DIVERGED = "finished", "time budget", "diverged"
+# The start of nmt.py's one-line error when a loss or gradient is not finite (rnnpb_nmt/train/step.py).
+DIVERGED_ERROR = "error: training diverged"
 
 
 def generate_once(script, flags, last_file):
@@ -127,11 +131,14 @@ def budget_state(working_dir, command, budget):
 
 def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECONDS, poll=POLL_SECONDS):
     """Train (or resume) until the run finishes or its finished epochs leave no room for another
-    within ``budget`` seconds; True if the budget stopped it (SIGTERM, then SIGKILL after ``grace``
-    seconds)."""
+    within ``budget`` seconds; how it stopped: ``"finished"``, ``"time budget"`` (SIGTERM, then
+    SIGKILL after ``grace`` seconds) or ``"diverged"`` (nmt.py's one-line error: a non-finite loss
+    or gradient; its best epoch so far stays on disk, a restart of a grid like any other). Any
+    other failure raises. A diverged run started again resumes from its last finished epoch and,
+    training being repeatable, diverges there again."""
     finished, used_up = budget_state(working_dir, command, budget)
     if finished or used_up:
-        return used_up
+        return BUDGET if used_up else FINISHED
     log(" ".join(command))
     os.makedirs(working_dir, exist_ok=True)
     deadline = time.monotonic() + WALL_LIMIT_FACTOR * budget  # the whole budget: start-up takes its time
@@ -150,10 +157,20 @@ def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECO
                     log(f"{working_dir}: still training {WALL_LIMIT_FACTOR} times its budget of {budget} s after "
                         "it started; stopped")
                 stop(proc, working_dir, log, grace)
-                return True
-    if returncode != 0:
-        raise subprocess.CalledProcessError(returncode, command)
-    return False
+                return BUDGET
+    if returncode == 0:
+        return FINISHED
+    if last_line(os.path.join(working_dir, "train_log.txt")).startswith(DIVERGED_ERROR):
+        log(f"{working_dir}: diverged; its best epoch so far is kept")
+        return DIVERGED
+    raise subprocess.CalledProcessError(returncode, command)
+
+
+def last_line(path):
+    """The last non-empty line of the text file at ``path`` ('' if none)."""
+    with open(path, errors="replace") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def stop(proc, working_dir, log, grace):
@@ -168,15 +185,15 @@ def stop(proc, working_dir, log, grace):
 
 
 def training_record(command, working_dir, stopped, budget):
-    """What a run script records of the training ``train_within_budget`` ran (``stopped``: whether
-    the budget stopped it); exits naming the directory when no epoch finished."""
+    """What a run script records of the training ``train_within_budget`` ran (``stopped``: how it
+    stopped, as it returned); exits naming the directory when no epoch finished."""
     path = os.path.join(working_dir, "training_stats.json")
     if not os.path.isfile(path):
         sys.exit(f"{working_dir}: no epoch finished within {budget} s of training (give more --train_seconds)")
     with open(path) as f:
         stats = json.load(f)
     return {"working_dir": shown([working_dir]), "train_command": shown(command),
-            "stopped": "time budget" if stopped else "finished", "epochs": len(stats["epochs"]),
+            "stopped": stopped, "epochs": len(stats["epochs"]),
             "best_epoch": stats["best_epoch"], "best_dev_perplexity": stats["best_dev_perplexity"],
             "train_seconds": round(stats["total_seconds"])}
 

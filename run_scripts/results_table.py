@@ -149,7 +149,7 @@ def transduction_table(cells):
             ours = "not run yet | –" if c is None else " | ".join(
                 f"**{c[key]['coarse']:.2f}** / {c[key]['fine']:.2f}" for key in ("training_lengths", "longer"))
             run = "– | – | –" if c is None else (
-                f"{c['epochs']} ({c['best_epoch']}){', stopped by the time budget' if c.get('stopped') == 'time budget' else ''}"
+                f"{c['epochs']} ({c['best_epoch']}){STOPS.get(c.get('stopped'), '')}"
                 f" | {c['train_seconds']} | "
                 f"{c['training_lengths']['test_seconds'] + c['longer']['test_seconds']}")
             lines.append(f"| {task} | {model} | {ours} | {accuracies(paper)} | {run} |")
@@ -183,6 +183,11 @@ def transduction_headline(cells):
             f"{len(done)} of {total} cells")
 
 
+# How a transduction row says its kept run stopped, by the record's "stopped" (nothing: by itself).
+STOPS = {"time budget": ", stopped by the time budget",
+         "diverged": ", diverged (a non-finite loss; its best epoch before kept)"}
+
+
 def restarts_sentence(cell):
     """The runs of a cell trained from several seeds or learning rates (``run_transduction.py
     --seeds``, ``--learning_rates``), and which one was kept; empty for a cell of
@@ -193,7 +198,8 @@ def restarts_sentence(cell):
     def run(r):
         return f"seed {r['seed']}" + (f" at rate {r['learning_rate']:g}" if "learning_rate" in r else "")
     runs = "; ".join(f"{run(r)}: {r['best_dev_perplexity']:.3f} (training {r['train_perplexity']:.2f}, "
-                     f"best epoch {r['best_epoch']} of {r['epochs']}, {r['train_seconds']} s)" for r in cell["restarts"])
+                     f"best epoch {r['best_epoch']} of {r['epochs']}, {r['train_seconds']} s"
+                     f"{', diverged' if r.get('stopped') == 'diverged' else ''})" for r in cell["restarts"])
     kept = next(r for r in cell["restarts"] if r["seed"] == cell["kept_seed"]
                 and r.get("learning_rate") == cell.get("kept_learning_rate"))
     budget = f" each within {cell['budget_seconds'] // 60} minutes" if "budget_seconds" in cell else ""

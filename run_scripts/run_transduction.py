@@ -11,7 +11,8 @@ record the commands, coarse and fine accuracy of both, epochs, and train and tes
 already in the results file is replaced; other cells are kept.
 
 The time budget (``budgeted_runs.py``) counts finished epochs; a cell that training stops at
-the budget is recorded as ``"stopped": "time budget"`` and tested on its best epoch.
+the budget is recorded as ``"stopped": "time budget"`` and tested on its best epoch; one whose
+loss went non-finite (a high rate of the grid) as ``"diverged"``, its best epoch before that kept.
 
 The paper's protocol (§5: a grid of learning rates, several initialisations, the best model
 kept) is three options: ``--seeds S ...`` trains the cell again from other initialisations

@@ -62,7 +62,7 @@ def test_a_run_that_ignores_the_budgets_sigterm_is_killed(tmp_path):
     said = []
     stopped = budgeted_runs.train_within_budget([sys.executable, "-c", stubborn], str(tmp_path / "w"), 3,
                                                 said.append, grace=1, poll=0.1)
-    assert stopped and started.exists()
+    assert stopped == "time budget" and started.exists()
     assert said[-2].endswith("still training 2 times its budget of 3 s after it started; stopped")
     assert said[-1].endswith("still running 1 s after SIGTERM; killed")
 
@@ -96,10 +96,41 @@ def test_the_budget_counts_finished_epochs_so_a_resumed_run_trains_as_an_uninter
     def epochs(working_dir):
         return len(json.loads((working_dir / "training_stats.json").read_text())["epochs"])
 
-    assert run(tmp_path / "whole") and epochs(tmp_path / "whole") == 3
-    assert run(tmp_path / "cut", budget=15) and epochs(tmp_path / "cut") == 1  # as if a session stopped it there
-    assert run(tmp_path / "cut") and epochs(tmp_path / "cut") == 3
-    assert run(tmp_path / "cut") and epochs(tmp_path / "cut") == 3  # used up: not started again
+    assert run(tmp_path / "whole") == "time budget" and epochs(tmp_path / "whole") == 3
+    assert run(tmp_path / "cut", budget=15) == "time budget" and epochs(tmp_path / "cut") == 1  # as if a session stopped it there
+    assert run(tmp_path / "cut") == "time budget" and epochs(tmp_path / "cut") == 3
+    assert run(tmp_path / "cut") == "time budget" and epochs(tmp_path / "cut") == 3  # used up: not started again
+
+
+# A training that finishes one epoch, then fails with ``error`` on stderr and exit 1, as nmt.py does.
+FAILING_TRAINING = """
+import json, os, sys
+stats = {"epochs": [{"seconds": 10}], "best_epoch": 1, "best_dev_perplexity": 3.0, "total_seconds": 10}
+json.dump(stats, open(os.path.join(sys.argv[1], "training_stats.json"), "w"))
+sys.exit("error: " + sys.argv[2])
+"""
+
+
+def fail_training(working_dir, error):
+    """train_within_budget of a FAILING_TRAINING with ``error`` in ``working_dir``, and what it logged."""
+    os.makedirs(working_dir, exist_ok=True)
+    (working_dir / "hparams.json").write_text(json.dumps(Config().to_flat()))
+    said = []
+    command = [sys.executable, "-c", FAILING_TRAINING, str(working_dir), error]
+    return budgeted_runs.train_within_budget(command, str(working_dir), 600, said.append, poll=0.05), said
+
+
+def test_a_diverged_run_is_a_stopped_run_of_the_grid_and_other_failures_raise(tmp_path):
+    """A run whose loss went non-finite keeps its best epoch and is recorded as diverged, so that a
+    learning-rate grid goes on to its other runs (2026-12-04: one diverged run at 0.005 ended the
+    whole SVO-SOV grid with a traceback); any other failure still stops the script."""
+    diverged = "training diverged: loss or gradient is not finite at epoch 2, step 52; the best weights so far are in b"
+    stopped, said = fail_training(tmp_path / "diverged", diverged)
+    assert stopped == "diverged" and said[-1].endswith("diverged; its best epoch so far is kept")
+    record = budgeted_runs.training_record(["train"], str(tmp_path / "diverged"), stopped, 600)
+    assert (record["stopped"], record["epochs"], record["best_epoch"]) == ("diverged", 1, 1)
+    with pytest.raises(subprocess.CalledProcessError):
+        fail_training(tmp_path / "other", "hparams.json: corrupted (no 'units')")
 
 
 def test_jobs_run_at_once_each_pinned_to_a_core_of_its_own_with_the_processes_they_start():

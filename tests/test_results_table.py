@@ -76,6 +76,7 @@ def test_a_transduction_cell_of_a_rate_grid_names_each_runs_rate_and_the_kept_on
     runs = [{"seed": seed, "learning_rate": rate, "train_perplexity": 2.0, "best_dev_perplexity": ppl, "best_epoch": 3,
              "epochs": 4, "train_seconds": 100, "train_command": f"train {seed} {rate}"}
             for seed, rate, ppl in (("default", 0.005, 3.0), ("default", 0.001, 2.0), (2, 0.005, 1.5), (2, 0.001, 4.0))]
+    runs[0]["stopped"] = "diverged"
     cell = {"task": "svo_sov", "model": "queue_lstm", "training_lengths": tested, "longer": tested, "epochs": 4,
             "best_epoch": 3, "train_seconds": 100, "best_dev_perplexity": 2.0, "date": "D", "machine": "M",
             "note": "Why.", "generate_command": "G", "train_command": "train 2 0.005", "restarts": runs,
@@ -83,6 +84,8 @@ def test_a_transduction_cell_of_a_rate_grid_names_each_runs_rate_and_the_kept_on
     text = "\n".join(results_table.transduction_table([cell]))
     assert " 4 runs each within 25 minutes, dev perplexity at the best epoch (the lowest kept" in text
     assert "seed default at rate 0.001: 2.000 (training 2.00" in text and "kept: seed 2 at rate 0.005, the one tested." in text
+    assert "seed default at rate 0.005: 3.000 (training 2.00, best epoch 3 of 4, 100 s, diverged)" in text
+    assert "seed default at rate 0.001: 2.000 (training 2.00, best epoch 3 of 4, 100 s)" in text
 
 
 def test_a_transduction_cell_whose_kept_run_trained_on_keeps_the_protocols_row_and_tells_the_longer_run():

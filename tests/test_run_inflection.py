@@ -45,7 +45,7 @@ class FakeRuns:
         os.makedirs(working_dir, exist_ok=True)
         Path(working_dir, "training_stats.json").write_text(json.dumps(
             {"epochs": [{"seconds": 10}] * 3, "best_epoch": 2, "best_dev_perplexity": 1.5, "total_seconds": 30}))
-        return working_dir.endswith("seed2")
+        return "time budget" if working_dir.endswith("seed2") else "finished"
 
     def run_test(self, command, working_dir, name):
         self.tested.append((command, working_dir, name))

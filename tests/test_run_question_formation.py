@@ -71,7 +71,7 @@ class FakeRuns:
         os.makedirs(working_dir, exist_ok=True)
         Path(working_dir, "training_stats.json").write_text(json.dumps(
             {"epochs": [{"seconds": 60}] * 2, "best_epoch": 2, "best_dev_perplexity": 1.2, "total_seconds": 120}))
-        return working_dir.endswith("seed2")
+        return "time budget" if working_dir.endswith("seed2") else "finished"
 
     def run_test(self, command, working_dir, name):
         test_set, seed = flag(command, "test_set"), int(os.path.basename(working_dir)[4:])
@@ -262,7 +262,7 @@ def test_each_table_says_how_its_cells_were_trained_and_their_budget_and_the_mai
 
 
 def test_a_restart_without_a_finished_epoch_stops_the_run_naming_its_directory(tmp_path, monkeypatch):
-    monkeypatch.setattr(FakeRuns, "train_within_budget", lambda self, command, working_dir, budget, log: True)
+    monkeypatch.setattr(FakeRuns, "train_within_budget", lambda self, command, working_dir, budget, log: "time budget")
     with pytest.raises(SystemExit, match=r"seed1: no epoch finished within 600 s of training \(give more"):
         fake_cell(tmp_path, monkeypatch, {1: 0.5})
     assert not (tmp_path / "results").exists()

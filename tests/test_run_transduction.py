@@ -34,7 +34,7 @@ def fake_cell(tmp_path, monkeypatch, task, model, seeds=(), train_perplexities=N
         Path(working_dir, "training_stats.json").write_text(json.dumps(
             {"epochs": epochs, "best_epoch": 2, "best_dev_perplexity": (dev_perplexities or {}).get(name, 1.5),
              "total_seconds": 180}))
-        return True
+        return "time budget"
 
     def run_test(command, working_dir, name):
         tested.append(working_dir)
