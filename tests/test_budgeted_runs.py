@@ -122,8 +122,8 @@ def fail_training(working_dir, error):
 
 def test_a_diverged_run_is_a_stopped_run_of_the_grid_and_other_failures_raise(tmp_path):
     """A run whose loss went non-finite keeps its best epoch and is recorded as diverged, so that a
-    learning-rate grid goes on to its other runs (2026-12-04: one diverged run at 0.005 ended the
-    whole SVO-SOV grid with a traceback); any other failure still stops the script."""
+    learning-rate grid goes on to its other runs (one high rate must not end the grid with a
+    traceback); any other failure still stops the script."""
     diverged = "training diverged: loss or gradient is not finite at epoch 2, step 52; the best weights so far are in b"
     stopped, said = fail_training(tmp_path / "diverged", diverged)
     assert stopped == "diverged" and said[-1].endswith("diverged; its best epoch so far is kept")
