@@ -149,7 +149,7 @@ def transduction_table(cells):
             ours = "not run yet | –" if c is None else " | ".join(
                 f"**{c[key]['coarse']:.2f}** / {c[key]['fine']:.2f}" for key in ("training_lengths", "longer"))
             run = "– | – | –" if c is None else (
-                f"{c['epochs']} ({c['best_epoch']}){STOPS.get(c.get('stopped'), '')}"
+                f"{c['epochs']} ({c['best_epoch']}){', ' + STOPS[c['stopped']] if c.get('stopped') in STOPS else ''}"
                 f" | {c['train_seconds']} | "
                 f"{c['training_lengths']['test_seconds'] + c['longer']['test_seconds']}")
             lines.append(f"| {task} | {model} | {ours} | {accuracies(paper)} | {run} |")
@@ -183,9 +183,18 @@ def transduction_headline(cells):
             f"{len(done)} of {total} cells")
 
 
-# How a transduction row says its kept run stopped, by the record's "stopped" (nothing: by itself).
-STOPS = {"time budget": ", stopped by the time budget",
-         "diverged": ", diverged (a non-finite loss; its best epoch before kept)"}
+# How a run stopped, by its record's "stopped" (not here: by itself, on patience or its epoch cap), in words
+# (the transduction table, a continued run's sentence) and as a mark (the inflection and question-formation
+# tables' epochs columns, with their legend).
+STOPS = {"time budget": "stopped by the time budget",
+         "diverged": "diverged (a non-finite loss; its best epoch before kept)"}
+STOP_MARKS = {"time budget": "*", "diverged": "†"}
+STOP_LEGEND = "\\* stopped by the time budget; † diverged (a non-finite loss; its best epoch before kept)."
+
+
+def epochs_of(run):
+    """A run's epochs (best epoch), marked by how it stopped (STOP_MARKS; nothing: by itself)."""
+    return f"{run['epochs']} ({run['best_epoch']})" + STOP_MARKS.get(run["stopped"], "")
 
 
 def restarts_sentence(cell):
@@ -216,7 +225,7 @@ def continued_sentence(cell):
     run = cell.get("continued")
     if run is None:
         return ""
-    stopped = "stopped by the time budget" if run["stopped"] == "time budget" else "ended by itself (patience or epoch cap)"
+    stopped = STOPS.get(run["stopped"], "ended by itself (patience or epoch cap)")
     scores = ", ".join(f"{run[key]['coarse']:.2f} / {run[key]['fine']:.2f} on the {name}"
                        for key, name in (("training_lengths", "training lengths"), ("longer", "longer pairs")))
     how = (f"The kept run's seed and rate trained again from the start, up to {run['max_epochs']} epochs"
@@ -313,7 +322,7 @@ def inflection_table(cells):
             average = f"{percent(mean)} ({count} of {len(spec['sets'])} sets)" if count else "–"
             lines.append(f"| average | {kind} | | {average} | | | | | |")
         others = ", ".join(f"{system} {value:.2f}" for system, value in paper["average"].items())
-        lines += ["", f"Paper's averages: {others or '–'}. \\* stopped by the time budget. Average of ours: the "
+        lines += ["", f"Paper's averages: {others or '–'}. {STOP_LEGEND} Average of ours: the "
                   "vote's (the single model's where there is no vote).", ""]
     lines += oracle_table(cells)
     for i, c in enumerate(cells):
@@ -353,8 +362,7 @@ def inflection_row(c, name, kind, paper):
         return f"| {name} | {kind} | not run yet | – | {paper} | – | – | – | – |"
     vote, single = c["ensemble"] or {}, c["members"][0]["dev"]
     voted = f"**{percent(vote['accuracy'])}**" if vote else "–"
-    runs = ", ".join(f"{m['epochs']} ({m['best_epoch']})" + ("*" if m["stopped"] == "time budget" else "")
-                     for m in c["members"])
+    runs = ", ".join(epochs_of(m) for m in c["members"])
     return (f"| {name} | {kind} | {percent(single['accuracy'])} | "
             f"{voted} ({len(c['members'])}) | {paper} | "
             f"{fmt(vote.get('mean_levenshtein', single['mean_levenshtein']), 3)} | {runs} | "
@@ -398,7 +406,7 @@ def question_formation_table(cells):
         rows = question_rows(cells, protocol)
         if rows:
             lines += ["", protocol_paragraph(cells, protocol), "", *QUESTION_HEADER, *rows]
-    lines += ["", "\\* stopped by the time budget.", ""]
+    lines += ["", STOP_LEGEND, ""]
     for c in sorted(cells, key=lambda c: (PROTOCOLS.index(protocol_of(c)), list(CELLS).index(c["cell"]))):
         median = next(r for r in c["restarts"] if r["seed"] == c["median"]["restart"])
         tests = [median[name]["test_command"] for name in ("dev", "gen", "test_covered", "gen_covered")]
@@ -448,8 +456,7 @@ def question_row(name, c):
     if c is None:
         return f"| {name} | not run yet | – | – | {paper} | – | – | – |"
     minutes = [r["train_seconds"] / 60 for r in c["restarts"]]
-    runs = ", ".join(f"{r['epochs']} ({r['best_epoch']})" + ("*" if r["stopped"] == "time budget" else "")
-                     for r in c["restarts"])
+    runs = ", ".join(epochs_of(r) for r in c["restarts"])
     spread = lambda test, measure: spread_of(c["median"][f"{test}_{measure}"], [r[test][measure] for r in c["restarts"]])
     return (f"| {name} | {len(c['restarts'])} | {spread('dev', 'full_sentence_accuracy')} | "
             f"{spread('gen', 'first_word_accuracy')} | {paper} | "

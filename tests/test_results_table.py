@@ -112,6 +112,17 @@ def test_a_transduction_cell_whose_kept_run_trained_on_keeps_the_protocols_row_a
     text = "\n".join(results_table.transduction_table([dict(cell, continued=retrained)]))
     assert ("trained again from the start, up to 120 epochs (not in the table, whose rows share the protocol's "
             "budget): ended by itself (patience or epoch cap) after 114 epochs") in text
+    text = "\n".join(results_table.transduction_table([dict(cell, continued=dict(continued, stopped="diverged"))]))
+    assert ("share the protocol's budget): diverged (a non-finite loss; its best epoch before kept) after 114 "
+            "epochs") in text
+
+
+def test_the_epochs_columns_mark_a_run_the_budget_stopped_and_one_that_diverged_and_the_legend_says_which():
+    runs = [{"epochs": epochs, "best_epoch": best, "stopped": stopped}
+            for epochs, best, stopped in ((12, 7, "finished"), (12, 8, "time budget"), (28, 27, "diverged"))]
+    assert [results_table.epochs_of(r) for r in runs] == ["12 (7)", "12 (8)*", "28 (27)†"]
+    assert results_table.STOP_LEGEND == ("\\* stopped by the time budget; † diverged (a non-finite loss; its best "
+                                         "epoch before kept).")
 
 
 def test_the_index_has_one_row_per_study_with_ours_beside_the_papers_and_a_link_to_its_page():
