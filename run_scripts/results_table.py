@@ -218,7 +218,7 @@ def restarts_sentence(cell):
 
 def continued_sentence(cell):
     """A cell's kept run trained on under a longer budget, or its seed and rate trained again from
-    the start under a larger epoch cap (``"retrained"``) where the run was no longer on disk
+    the start under a larger epoch cap or budget (``"retrained"``) where the run was no longer on disk
     (``"continued"``: that run's record, tested), a probe of whether the budget is what the cell
     lacks; the table keeps the protocol's figures, so that every cell's row had the same budget.
     Empty for a cell without one."""
@@ -228,8 +228,9 @@ def continued_sentence(cell):
     stopped = STOPS.get(run["stopped"], "ended by itself (patience or epoch cap)")
     scores = ", ".join(f"{run[key]['coarse']:.2f} / {run[key]['fine']:.2f} on the {name}"
                        for key, name in (("training_lengths", "training lengths"), ("longer", "longer pairs")))
-    how = (f"The kept run's seed and rate trained again from the start, up to {run['max_epochs']} epochs"
-           if run.get("retrained") else f"The kept run trained on, within {run['budget_seconds'] // 60} minutes in all")
+    within = f" within {run['budget_seconds'] // 60} minutes" if "budget_seconds" in run else ""
+    how = (f"The kept run's seed and rate trained again from the start, up to {run['max_epochs']} epochs{within}"
+           if run.get("retrained") else f"The kept run trained on,{within} in all")
     return (f" {how} (not in the table, whose rows share the protocol's budget): {stopped} after {run['epochs']} epochs "
             f"({run['train_seconds']} s), best epoch {run['best_epoch']} at dev perplexity "
             f"{run['best_dev_perplexity']:.3f}; coarse / fine {scores}.")

@@ -112,6 +112,8 @@ def test_a_transduction_cell_whose_kept_run_trained_on_keeps_the_protocols_row_a
     text = "\n".join(results_table.transduction_table([dict(cell, continued=retrained)]))
     assert ("trained again from the start, up to 120 epochs (not in the table, whose rows share the protocol's "
             "budget): ended by itself (patience or epoch cap) after 114 epochs") in text
+    text = "\n".join(results_table.transduction_table([dict(cell, continued=dict(retrained, budget_seconds=2400))]))
+    assert "trained again from the start, up to 120 epochs within 40 minutes (not in the table" in text
     text = "\n".join(results_table.transduction_table([dict(cell, continued=dict(continued, stopped="diverged"))]))
     assert ("share the protocol's budget): diverged (a non-finite loss; its best epoch before kept) after 114 "
             "epochs") in text
