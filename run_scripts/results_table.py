@@ -189,7 +189,9 @@ def transduction_headline(cells):
 STOPS = {"time budget": "stopped by the time budget",
          "diverged": "diverged (a non-finite loss; its best epoch before kept)"}
 STOP_MARKS = {"time budget": "*", "diverged": "†"}
-STOP_LEGEND = "\\* stopped by the time budget; † diverged (a non-finite loss; its best epoch before kept)."
+# The legend of the marks, in STOPS' words; its "*" escaped, which Markdown would read as emphasis.
+STOP_LEGEND = "; ".join(("\\" + mark if mark == "*" else mark) + " " + STOPS[stop]
+                        for stop, mark in STOP_MARKS.items()) + "."
 
 
 def epochs_of(run):
