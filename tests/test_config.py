@@ -35,12 +35,12 @@ def test_every_flag_field_is_a_command_line_flag_and_nothing_else_is():
 def test_an_old_hparams_file_takes_the_values_its_run_used():
     flat = Config().to_flat()
     for added_later in ("dev_every", "double_shared_updates", "recog_clip", "task", "memory_width", "pop_bias",
-                        "deque_biases"):
+                        "deque_biases", "deque_off_bias"):
         del flat[added_later]
     old = Config.from_saved(flat, "hparams.json")
     assert (old.training.dev_every, old.training.double_shared_updates, old.inference.recog_clip,
-            old.data.task, old.model.memory_width, old.model.pop_bias, old.model.deque_biases) == \
-        (1, False, None, "translation", 256, -1.0, "same")
+            old.data.task, old.model.memory_width, old.model.pop_bias, old.model.deque_biases,
+            old.model.deque_off_bias) == (1, False, None, "translation", 256, -1.0, "same", -3.0)
     del flat["units"]  # never optional
     with pytest.raises(UserError, match=r"hparams.json: corrupted \(no 'units'\)"):
         Config.from_saved(flat, "hparams.json")
@@ -143,7 +143,8 @@ def test_the_thesis_and_experiment_flags_are_read_by_their_runs():
                  {"model": "encdec", "task": "question_formation", "grammar": "q.gr", "cell": "gru",
                   "attention": "location", "attention_positions": 10},
                  {"model": "queue_lstm", "task": "transduction", "memory_width": 128, "pop_bias": -3.0},
-                 {"model": "deque_lstm", "task": "transduction", "memory_width": 128, "deque_biases": "per_end"},
+                 {"model": "deque_lstm", "task": "transduction", "memory_width": 128, "deque_biases": "per_end",
+                  "deque_off_bias": -6.0},
                  {"model": "hard_attention", "task": "inflection", "feature_size": 100},
                  {"model": "encdec", "task": "inflection", "bidirectional": True, "attention": "content",
                   "attention_style": "luong", "inflection_target": "form"},

@@ -95,6 +95,10 @@ def test_a_per_end_deque_starts_pushing_at_the_top_and_popping_at_the_bottom():
     layer(tf.zeros([1, 1, 2]))
     np.testing.assert_array_equal(layer.push.bias.numpy(), [0.0, -3.0])  # heads: top, bottom
     np.testing.assert_array_equal(layer.pop.bias.numpy(), [-3.0, -2.0])
+    layer = memory_network(config.replace(deque_off_bias=-6.0).model)  # the operations a queue does not use
+    layer(tf.zeros([1, 1, 2]))
+    np.testing.assert_array_equal(layer.push.bias.numpy(), [0.0, -6.0])
+    np.testing.assert_array_equal(layer.pop.bias.numpy(), [-6.0, -2.0])
     for model in ("stack_lstm", "queue_lstm", "deque_lstm"):  # the default: every head alike
         layer = memory_network(config.replace(model=model, deque_biases="same").model)
         layer(tf.zeros([1, 1, 2]))

@@ -67,7 +67,8 @@ RUNS = {
                                                              "--attention_positions=8", "--early_stopping_metric=score"],
                                       "model/attention"),
     # --optimizer=rmsprop (the paper's, for the memory LSTMs): its mean squares are resumed too.
-    "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end", "--optimizer=rmsprop"],
+    "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end", "--deque_off_bias=-4",
+                                   "--optimizer=rmsprop"],
                    "model/network/pop"),
     # Its stacked LSTM's own weights (a memory LSTM's LSTM is under model/network/lstm/).
     "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/network/recurrent_kernel"),

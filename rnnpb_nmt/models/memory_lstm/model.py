@@ -116,10 +116,11 @@ def initial_biases(p):
     With ``--deque_biases=same`` both of the deque's ends push half and pop a little at every
     step, so each end reads only its own last few pushes and no gradient reaches most of the
     source; ``per_end`` starts the deque as a queue (the top pushes and hardly pops, the bottom
-    hardly pushes and pops), whose bottom reads older pushes, as a queue's does. What each did:
-    ``run_scripts/results/transduction.md``, the DeQue-LSTM's copy cell."""
+    hardly pushes and pops), whose bottom reads older pushes, as a queue's does; how hardly is
+    ``--deque_off_bias``. What each did: ``run_scripts/results/transduction.md``, the DeQue-LSTM's
+    copy cell."""
     if p.model == "deque_lstm" and p.deque_biases == "per_end":
-        return {"push_bias": (0.0, -3.0), "pop_bias": (-3.0, p.pop_bias)}
+        return {"push_bias": (0.0, p.deque_off_bias), "pop_bias": (p.deque_off_bias, p.pop_bias)}
     return {"push_bias": 0.0, "pop_bias": p.pop_bias}
 
 

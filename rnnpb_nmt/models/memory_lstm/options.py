@@ -20,6 +20,11 @@ class ModelOptions:
                              "at first)", -1e3, 1e3, legacy=-1.0, only=MEMORY_LSTMS)
     deque_biases: str = option(
         "same", "deque_lstm: initial push/pop biases of its two ends: same (each pushes at bias 0 and pops at "
-        "--pop_bias) or per_end (the top pushes at 0 and pops at -3, the bottom pushes at -3 and pops at "
-        "--pop_bias: at first the deque acts as a queue, whose bottom reads older pushes, not only its last few)",
+        "--pop_bias) or per_end (the top pushes at 0 and pops at --deque_off_bias, the bottom pushes at "
+        "--deque_off_bias and pops at --pop_bias: at first the deque acts as a queue, whose bottom reads older "
+        "pushes, not only its last few)",
         choices=("same", "per_end"), legacy="same", only=("model", ("deque_lstm",)))
+    deque_off_bias: float = option(
+        -3.0, "deque_lstm --deque_biases=per_end: initial bias of the two operations a queue does not use, the "
+        "top's pop and the bottom's push (lower: the deque starts closer to a queue and leaves it more slowly)",
+        -1e3, 1e3, legacy=-3.0, only=("deque_biases", ("per_end",)))
