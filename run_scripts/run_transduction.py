@@ -47,7 +47,8 @@ from budgeted_runs import train_within_budget, training_record  # noqa: E402
 from rnnpb_nmt.config import Config  # noqa: E402
 from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
 from run_experiment import machine  # noqa: E402
-from transduction_experiments import GENERATE, MODELS, TASKS, TESTING, TRAIN_SECONDS, TRAINING, cell_flags, replaced  # noqa: E402
+from transduction_experiments import GENERATE, MODELS, TASK_GENERATE, TASKS, TESTING, TRAIN_SECONDS, TRAINING  # noqa: E402
+from transduction_experiments import cell_flags, replaced  # noqa: E402
 
 TEST_SETS = {"training_lengths": "test", "longer": "test_long"}
 
@@ -72,7 +73,8 @@ def test(data, working_dir, name):
 def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budget=TRAIN_SECONDS, jobs=1):
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     # The task's files depend on GENERATE alone, so one writing serves every cell of the task.
-    generated = generate_once("generate_transduction.py", [f"--task={task}", f"--out={data}", *GENERATE],
+    generated = generate_once("generate_transduction.py",
+                              [f"--task={task}", f"--out={data}", *replaced(GENERATE, TASK_GENERATE.get(task, []))],
                               os.path.join(data, synthetic.GENERATOR_FILE))
     runs = in_parallel(lambda run: train_run(task, model, work, data, log, *run, extra, budget),
                        [(seed, rate) for rate in (learning_rates or [None]) for seed in (None, *seeds)], jobs)

@@ -27,13 +27,19 @@ TESTING = ["--do_testing", "--device=cpu"]
 # Training time of a cell (its finished epochs), so that with its two tests it fits in 30 minutes:
 # run_transduction.py stops training (SIGTERM, resumable) when another epoch would not fit.
 TRAIN_SECONDS = 25 * 60
-TASKS = ("copy", "reverse", "bigram_flip", "svo_sov", "gender_conjugation")
+# The two ITG tasks come twice (rnnpb_nmt/tasks/transduction/itg.py): the paper's own grammars (its
+# Appendix C Table 1, at hand from 2026-12-05), which are Figure 2a's, and our earlier
+# reconstructions from §4.2, whose recorded cells stay beside them.
+FIGURE_2A = ("copy", "reverse", "bigram_flip", "svo_sov_paper", "gender_conjugation_paper")
+TASKS = (*FIGURE_2A, "svo_sov", "gender_conjugation")
+# Table 1's word classes have about 100 / k words for k classes (ours: 128 / k).
+TASK_GENERATE = {task: ["--vocab_size=100"] for task in ("svo_sov_paper", "gender_conjugation_paper")}
 # How the memory LSTMs are trained: the paper's RMSProp at 0.005, the top of its grid (5e-3..5e-5),
 # with which they learned where Adam stalled (notes/transduction.md, 2026-11-24 to 2026-11-26).
 MEMORY_TRAINING = ["--optimizer=rmsprop", "--learning_rate=0.005"]
 # Flags that only one memory LSTM reads. --deque_biases=per_end (rnnpb_nmt/models/memory_lstm/model.py:
 # initial_biases) starts the DeQue as a queue, which made it copy (a departure from the paper, whose
-# Appendix B initialisation we do not have). Reversal needs it as a stack (the same biases at both
+# Appendix B sets only the pop biases, at -1). Reversal needs it as a stack (the same biases at both
 # ends), and at 0.001: at 0.005 it was unstable (notes/transduction.md, 2026-11-25 and 2026-11-26).
 MEMORY_FLAGS = {"deque_lstm": ["--deque_biases=per_end"]}
 TASK_FLAGS = {("reverse", "deque_lstm"): ["--deque_biases=same", "--learning_rate=0.001"]}
@@ -67,3 +73,5 @@ PAPER = {
     "gender_conjugation": {"deep_lstm8": (0.98, 0.99, 0.99, 0.99), "stack_lstm": (0.93, 0.97, 0.93, 0.97),
                            "queue_lstm": (1.00, 1.00, 1.00, 1.00), "deque_lstm": (1.00, 1.00, 1.00, 1.00)},
 }
+# The figures are of the paper's grammars; our reconstructions' rows show them too, for comparison.
+PAPER["svo_sov_paper"], PAPER["gender_conjugation_paper"] = PAPER["svo_sov"], PAPER["gender_conjugation"]

@@ -65,6 +65,15 @@ def test_a_cell_records_its_commands_scores_and_times(tmp_path, monkeypatch):
     assert cell["longer"]["test_command"].endswith("test_long.src --working_dir=" + runner.shown([flag(command, "working_dir")]))
 
 
+def test_the_papers_grammars_are_written_with_its_word_classes(tmp_path, monkeypatch):
+    # Table 1's classes of about 100 / k words: --vocab_size=100 in place of the cells' 128 (here 10)
+    cell, _, _ = fake_cell(tmp_path, monkeypatch, "svo_sov_paper", "queue_lstm")
+    assert "--task=svo_sov_paper" in cell["generate_command"].split()
+    assert [a for a in cell["generate_command"].split() if a.startswith("--vocab_size")] == ["--vocab_size=100"]
+    data = tmp_path / "work" / "transduction" / "data" / "svo_sov_paper"
+    assert json.loads((data / "generator.json").read_text())["vocab_size"] == 100
+
+
 @pytest.mark.slow  # the recorded command line, run as a new process
 def test_the_recorded_generate_command_run_as_shown_writes_the_same_files(tmp_path, monkeypatch):
     cell, _, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm")

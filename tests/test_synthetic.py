@@ -81,20 +81,58 @@ def test_gender_grammar_derives_the_papers_sample():
     assert " ".join(target) == "wg11 das gn19 und der gm17"
 
 
+def test_the_papers_svo_grammar_derives_its_sample():
+    # Table 1 (a): A -> S v O ||| S O v;  S -> S S | S rp S v | s;  O -> O O | S rp S v | o.
+    tree = ("A", 0, ("S", 2, "s:1"), "v:28",
+            ("O", 0, ("O", 2, "o:5"), ("O", 0, ("O", 2, "o:7"), ("O", 0, (
+                "O", 1, ("S", 2, "s:15"), "rp", ("S", 2, "s:19"), "v:16"), ("O", 0, ("O", 2, "o:10"), ("O", 2, "o:24"))))))
+    source, target = itg.yields(itg.SVO_SOV_PAPER, paper_tree(itg.SVO_SOV_PAPER, tree))
+    assert " ".join(source) == "si1 vi28 oi5 oi7 si15 rpi si19 vi16 oi10 oi24"
+    assert " ".join(target) == "so1 oo5 oo7 so15 rpo so19 vo16 oo10 oo24 vo28"
+
+
+def test_the_papers_gender_grammar_derives_its_sample():
+    # Table 1 (b): the sample is a V -> W B, with B -> N and N.
+    tree = ("V", 0, "W:11", ("B", 1, ("N", 2, "the_n", "Nt:19"), "and", ("N", 0, "the_m", "M:17")))
+    source, target = itg.yields(itg.GENDER_PAPER, paper_tree(itg.GENDER_PAPER, tree))
+    assert " ".join(source) == "we11 the en19 and the em17"
+    assert " ".join(target) == "wg11 das gn19 und der gm17"
+
+
+@pytest.mark.parametrize("grammar", list(itg.GRAMMARS.values()))
+def test_each_nonterminals_rule_probabilities_sum_to_one(grammar):
+    for rules in (entry for entry in grammar.values() if isinstance(entry, list)):
+        assert sum(rule.prob for rule in rules) == pytest.approx(1)
+
+
+@pytest.mark.parametrize("task, verb_pairs", [("svo_sov_paper", True), ("svo_sov", False)])
+def test_relative_clauses_after_subjects_and_objects_with_an_object_in_ours_alone(task, verb_pairs):
+    """Both grammars put relative clauses in subjects and objects; Table 1's (rp S v) has no object
+    of its own, so its verb can be followed by the main verb or another clause's verb at once."""
+    sources = [source for source, _ in synthetic.generate(task, 300, 8, 64, seed=3, vocab_size=99)]
+    assert any("rpi" in source[:main_verb(source)] for source in sources)
+    assert any("rpi" in source[main_verb(source):] for source in sources)
+    adjacent = any(a.startswith("vi") and b.startswith("vi") for source in sources for a, b in zip(source, source[1:]))
+    assert adjacent == verb_pairs
+
+
+def main_verb(source):
+    """Every relative clause (after an "rp") has one verb, all before the main verb: the main verb
+    is the first one with as many verbs as relative pronouns before it (both grammars)."""
+    return next(i for i, w in enumerate(source)
+                if w.startswith("v") and sum(x.startswith("v") for x in source[:i]) == source[:i].count("rpi"))
+
+
 def to_target_word(word):
     """A source word of the SVO grammar as the target spells it (si3 -> so3, rpi -> rpo)."""
     return word[0] + "o" + word[2:] if word[0] in "svo" else "rpo"
 
 
 @no_deadline
-@given(st.integers(0, 2**32 - 1))
-def test_svo_target_moves_the_main_verb_to_the_end(seed):
-    for source, target in synthetic.generate("svo_sov", 5, 3, 40, seed):
-        # Every relative clause (after an "rp") has one verb, all before the main verb: the main
-        # verb is the first one with as many verbs as relative pronouns before it.
-        main = next(i for i, w in enumerate(source)
-                    if w.startswith("v") and sum(x.startswith("v") for x in source[:i]) ==
-                    source[:i].count("rpi"))
+@given(st.sampled_from(["svo_sov", "svo_sov_paper"]), st.integers(0, 2**32 - 1))
+def test_svo_target_moves_the_main_verb_to_the_end(task, seed):
+    for source, target in synthetic.generate(task, 5, 3, 40, seed):
+        main = main_verb(source)
         moved = source[:main] + source[main + 1:] + [source[main]]
         assert target == [to_target_word(w) for w in moved]
 
@@ -104,20 +142,21 @@ ARTICLES = {("the", "m"): "der", ("the", "f"): "die", ("the", "n"): "das",
 
 
 @no_deadline
-@given(st.integers(0, 2**32 - 1))
-def test_gender_target_articles_agree_with_the_next_noun(seed):
-    for source, target in synthetic.generate("gender_conjugation", 5, 3, 40, seed):
+@given(st.sampled_from(["gender_conjugation", "gender_conjugation_paper"]), st.integers(0, 2**32 - 1))
+def test_gender_target_articles_agree_with_the_next_noun(task, seed):
+    for source, target in synthetic.generate(task, 5, 3, 40, seed):
         expected = []
         for word, following in zip(source, source[1:] + [""]):
             if word in ("the", "a"):
                 expected.append(ARTICLES[word, following[1]])
             else:
-                expected.append({"and": "und"}.get(word, "g" + word[1:] if word[0] == "e" else "wg" + word[2:]))
+                expected.append({"and": "und", "or": "oder"}.get(
+                    word, "g" + word[1:] if word[0] == "e" else "wg" + word[2:]))
         assert target == expected
 
 
-@pytest.mark.parametrize("task", list(itg.GRAMMARS))
-def test_grammar_lengths_8_to_128_are_roughly_uniform(task):
+@pytest.mark.parametrize("task", ["svo_sov", "gender_conjugation"])
+def test_our_grammars_lengths_8_to_128_are_roughly_uniform(task):
     pairs = synthetic.generate(task, 600, 8, 128, seed=0)
     source_lengths = [len(s) for s, _ in pairs]
     assert all(len(t) == n for (_, t), n in zip(pairs, source_lengths))
@@ -128,7 +167,8 @@ def test_grammar_lengths_8_to_128_are_roughly_uniform(task):
     assert shares.min() > 0.10 and shares.max() < 0.25
 
 
-@pytest.mark.parametrize("task, classes", [("svo_sov", 3), ("gender_conjugation", 4)])
+@pytest.mark.parametrize("task, classes", [("svo_sov", 3), ("gender_conjugation", 4), ("svo_sov_paper", 3),
+                                           ("gender_conjugation_paper", 4)])
 def test_word_classes_split_the_vocabulary(task, classes):
     words = {w for s, _ in synthetic.generate(task, 50, 8, 40, seed=1, vocab_size=3 * classes) for w in s}
     indices = {int(w.lstrip("abcdefghijklmnopqrstuvwxyz_")) for w in words if w[-1].isdigit()}
@@ -143,6 +183,7 @@ def test_word_classes_split_the_vocabulary(task, classes):
     (("bigram_flip", 3, 7, 7, 0), "even"),
     (("gender_conjugation", 3, 8, 64, 0, 3), "vocab_size=3"),
     (("svo_sov", 3, 1, 2, 0), "max_len=2"),
+    (("svo_sov_paper", 1, 500, 600, 0), "min_len=500, max_len=600: the grammar almost never makes such lengths"),
 ])
 def test_bad_arguments_are_user_errors(args, message):
     with pytest.raises(UserError, match=message):

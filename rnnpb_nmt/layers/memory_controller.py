@@ -11,10 +11,9 @@ At step t the LSTM reads [x_t; r_{t-1}] (for the deque, both reads). From its ou
 LSTM state is trained (initialised randomly), while r_0 and the empty memory are zeros.
 
 The pop bias b_u starts at ``pop_bias`` (negative), so that an untrained controller pops little
-and what it pushes survives long enough for the gradient to learn to use it. The paper refers to
-its supplementary Appendix B for this; the copy of the paper the project has stops at §6 without
-the appendices, so the default -1 (u_0 = sigmoid(-1) = 0.27) is our choice, not the paper's
-figure: set ``pop_bias`` to the paper's value when it is known. The push bias b_d starts at
+and what it pushes survives long enough for the gradient to learn to use it: the paper's Appendix
+B (in its arXiv version, 1506.02516; the project's copy stops at §6), whose -1 (u_0 =
+sigmoid(-1) = 0.27) is the default, set for every memory and task. The push bias b_d starts at
 ``push_bias`` (0: d_0 = 0.5). Either is one number for every head or one per head (the deque's:
 top, bottom), since a deque whose two ends start alike reads at each end only that end's last
 pushes (see ``rnnpb_nmt/models/memory_lstm/model.py``, ``--deque_biases``).
