@@ -18,12 +18,13 @@ versions derive the two samples exactly (``tests/test_synthetic.py``):
     si1 vi28 oi5 oi7 si15 rpi si19 vi16 oi10 oi24 ||| so1 oo5 oo7 so15 rpo so19 vo16 oo10 oo24 vo28
     we11 the en19 and the em17 ||| wg11 das gn19 und der gm17
 
-Where they differ: the paper's relative clause is ``S rp S V`` (no object of its own) and may
-follow a subject as well as an object, subjects and objects may be sequences of nouns, and its
-gender sentences join noun phrases by "or" as well as "and". Its probabilities make short
-sentences far more likely than long ones (the text says the lengths were "relatively uniform";
-the table's numbers do not give that), and its word classes have about 100 / k words each for k
-classes: ``--vocab_size=100``. Table 1 names the gender grammar's nouns me/mg, fe/fg, ne/ng; the
+Where they differ: the paper's relative clause is ``S rp S V``, with no object of its own (ours:
+``rp S v O``), so a clause's verb can come right before the main verb; its subjects and objects
+may be sequences of nouns and clauses (ours: a subject is one noun, with or without a clause);
+its gender sentences join noun phrases by "or" as well as "and", two at a time. Its
+probabilities make short sentences far more likely than long ones (the text says the lengths
+were "relatively uniform"; the table's numbers do not give that), and its word classes have
+about 100 / k words each for k classes: ``--vocab_size=100``. Table 1 names the gender grammar's nouns me/mg, fe/fg, ne/ng; the
 sample (and these grammars) em/gm, ef/gf, en/gn: names only.
 """
 
