@@ -24,8 +24,8 @@ may be sequences of nouns and clauses (ours: a subject is one noun, with or with
 its gender sentences join noun phrases by "or" as well as "and", two at a time. Its
 probabilities make short sentences far more likely than long ones (the text says the lengths
 were "relatively uniform"; the table's numbers do not give that), and its word classes have
-about 100 / k words each for k classes: ``--vocab_size=100``. Table 1 names the gender grammar's nouns me/mg, fe/fg, ne/ng; the
-sample (and these grammars) em/gm, ef/gf, en/gn: names only.
+about 100 / k words each for k classes: ``--vocab_size=100``. Table 1 names the gender grammar's
+nouns me/mg, fe/fg, ne/ng; the sample (and these grammars) em/gm, ef/gf, en/gn: names only.
 """
 
 import bisect
