@@ -148,6 +148,9 @@ def test_the_transduction_headline_averages_the_recorded_cells_beside_the_papers
              {"task": "svo_sov", "model": "queue_lstm", "training_lengths": tested, "longer": tested}]
     _, ours, paper, count = results_table.transduction_headline(cells)
     assert (ours, paper, count) == ("**0.75** / **0.25**", "0.72 / 0.50", "2 of 20 cells")  # paper: (1.00 + 0.44) / 2
+    # the project README's row says over how many cells its mean is
+    readme = results_table.readme_table([cells if s.name == "transduction" else s.empty for s in results_table.STUDIES])
+    assert "| Grefenstette et al. 2015, Figure 2a: 2 of 20 cells | " in "\n".join(readme)
 
 
 def test_the_benchmark_headline_counts_the_targets_met_on_the_full_modes_only():
