@@ -9,6 +9,7 @@ tables, every run's note and commands, and a link to the dated notes of what was
 import functools
 import json
 import os
+import re
 import statistics
 from typing import Callable, NamedTuple
 
@@ -207,10 +208,13 @@ def epochs_of(run):
 
 def restarts_sentence(cell):
     """The runs of a cell trained from several seeds or learning rates (``run_transduction.py
-    --seeds``, ``--learning_rates``), and which one was kept; empty for a cell of
-    one run. Records from before the rate grid name seeds alone."""
+    --seeds``, ``--learning_rates``), and which one was kept; for a cell of one run, its seed (the
+    one its command names, else the default). Either with its budget where the record has it.
+    Records from before the rate grid name seeds alone."""
     if "restarts" not in cell:
-        return ""
+        seed = re.search(r"--seed=(\d+)", cell["train_command"])
+        budget = f", within {cell['budget_seconds'] // 60} minutes" if "budget_seconds" in cell else ""
+        return f" One run, from {f'seed {seed[1]}' if seed else 'the default seed'}{budget}."
 
     def run(r):
         return f"seed {r['seed']}" + (f" at rate {r['learning_rate']:g}" if "learning_rate" in r else "")

@@ -54,6 +54,16 @@ def test_a_recorded_transduction_cell_sits_beside_the_papers_figures_and_the_oth
     assert "python3 nmt.py --do_training X\npython3 nmt.py --do_testing T" in "\n".join(lines)
 
 
+def test_a_transduction_cell_of_one_run_names_its_seed_from_its_command_and_its_budget_where_recorded():
+    tested = {"coarse": 1.0, "fine": 1.0, "test_seconds": 10, "test_command": "T"}
+    cell = {"task": "copy", "model": "queue_lstm", "training_lengths": tested, "longer": tested, "epochs": 8,
+            "best_epoch": 7, "train_seconds": 1200, "best_dev_perplexity": 1.0, "date": "D", "machine": "M",
+            "note": "Why.", "generate_command": "G", "train_command": "python3 nmt.py --do_training --units=8"}
+    assert "Why. One run, from the default seed.\n" in "\n".join(results_table.transduction_table([cell]))
+    cell.update(train_command="python3 nmt.py --do_training --seed=3", budget_seconds=1500)
+    assert "Why. One run, from seed 3, within 25 minutes.\n" in "\n".join(results_table.transduction_table([cell]))
+
+
 def test_a_transduction_cell_of_several_seeds_shows_every_run_and_the_one_kept():
     tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "python3 nmt.py --do_testing T"}
     runs = [{"seed": "default", "train_perplexity": 5.0, "best_dev_perplexity": 6.0, "best_epoch": 3, "epochs": 4,
