@@ -166,7 +166,7 @@ def transduction_table(cells):
         if "continued" in c:
             commands += [c["continued"]["train_command"], *test_commands(c["continued"])]
         lines += [f"`{c['task']}` × `{c['model']}` ({c['date']}, {c['machine']}): best dev perplexity "
-                  f"{c['best_dev_perplexity']:.3f}. {c['note']}{restarts_sentence(c)}{continued_sentence(c)}", "",
+                  f"{c['best_dev_perplexity']:.3f}. {c['note']}{runs_sentence(c)}{continued_sentence(c)}", "",
                   "```", c["generate_command"], *commands, "```", ""]
     return lines
 
@@ -206,7 +206,7 @@ def epochs_of(run):
     return f"{run['epochs']} ({run['best_epoch']})" + STOP_MARKS.get(run["stopped"], "")
 
 
-def restarts_sentence(cell):
+def runs_sentence(cell):
     """The runs of a cell trained from several seeds or learning rates (``run_transduction.py
     --seeds``, ``--learning_rates``), and which one was kept; for a cell of one run, its seed (the
     one its command names, else the default). Either with its budget where the record has it.
