@@ -4,7 +4,7 @@ for ``run_transduction.py``: every task × model, with the paper's figures besid
 What differs from the paper (all for the 2-core CPU, where a cell must train within a budget of
 minutes): hidden size and memory width 128 in every cell (the paper: LSTMs of 256 and of 512
 units, reporting the better, and a memory width of 256; at 128 an 8-layer epoch already takes
-33-84 s); training stops early on the dev perplexity, after --max_epochs, or at the budget (the
+27-84 s); training stops early on the dev perplexity, after --max_epochs, or at the budget (the
 paper trained "an unbounded number of steps"); batches of 10, as the paper's. The cells first
 recorded with the defaults below (one learning rate per optimiser: the memory LSTMs with the
 paper's RMSProp at 0.005, ``MEMORY_TRAINING``, the Deep LSTMs with Adam at 0.002; a fixed sample
