@@ -89,6 +89,19 @@ class _TrainingCore:
              "constant rates)", 0, 1, low_open=True, legacy=1.0)
     decay_patience: int = option(2, "epochs without dev improvement before each --learning_rate_decay", 1, 1e6,
                                  legacy=2)
+    # Smoothing 1 would train towards the uniform distribution alone.
+    label_smoothing: float = option(
+        0.0, "train towards (1 - e) x the gold word + e x the uniform distribution over the vocabulary (Szegedy et "
+             "al. 2016, as Vaswani et al. 2017 at 0.1): the training loss, and the training perplexity logged from "
+             "it, are the smoothed cross-entropy; dev perplexity, recognition and search never are (0: off)",
+        0, 1, high_open=True, legacy=0.0)
+    lr_schedule: str = option(
+        "constant", "the learning rate over training steps: constant (--learning_rate), or rsqrt: rising linearly "
+                    "to --learning_rate over --warmup_steps steps, then falling as 1/sqrt(step) (Vaswani et al. "
+                    "2017's shape with its peak given, as fairseq's inverse_sqrt); --learning_rate_decay multiplies "
+                    "either", choices=("constant", "rsqrt"), legacy="constant")
+    warmup_steps: int = option(4000, "--lr_schedule=rsqrt: training steps of the linear warm-up", 1, 1e9, legacy=4000,
+                               only=("lr_schedule", ("rsqrt",)))
     max_epochs: int = option(200, "upper bound on epochs", 1, 1e6)
     min_epochs: int = option(0, "early stopping ends no run before this many epochs (McCoy et al.'s code: 150 000 "
                                 "pairs, 30 epochs of --epoch_examples=5000)", 0, 1e6, legacy=0)

@@ -184,3 +184,73 @@ EXPERIMENTS["bound_translation"] = [
     # easy50000 under the rule the fight is judged by (dev BLEU), one seed each.
     *(fair_row(config, 1, folder="easy/easy50000") for config in DEV_BLEU_CONFIGS),
 ]
+
+# Issue 90: one tuning protocol for every family, decided on dev only. Every family gets the same
+# TUNING_TRIALS points of one shared space (``tuning_points``, drawn once by a fixed seed), each
+# trained under one schedule (seed 1, dev BLEU every epoch chooses the best epoch and stops the
+# run after 10 epochs without improvement, at most 60 epochs) and never tested: the trial of the
+# best dev BLEU is the family's selected configuration, which then runs with 3 seeds and is tested
+# once. "size" is the family's own: today's model (issue 47's, 2.4-4.6 M parameters), or a larger
+# one; every configuration stays within 10.5 M trained parameters (the bound model's count covers
+# both directions: it is one model).
+TUNING_TRIALS = 8
+TUNING_SEED = 90
+TUNING_SCHEDULE = ["--early_stopping_steps=10", "--max_epochs=60", "--early_stopping_metric=score", *VOCAB]
+TUNING_SPACE = {
+    "dropout": (0.1, 0.2, 0.3),
+    "label_smoothing": (0.0, 0.1, 0.2),
+    # (--lr_schedule, peak --learning_rate, --warmup_steps): today's constant rate; warm-up + 1/sqrt(step)
+    # at that peak and at twice it with a longer warm-up (an epoch of easy20000 is 313 steps).
+    "schedule": (("constant", 0.001, None), ("rsqrt", 0.001, 1000), ("rsqrt", 0.002, 2000)),
+    "size": ("today", "large"),
+}
+TUNING_FAMILIES = {
+    # The attention seq-to-seq with the options a user would pick: a bidirectional encoder, Luong's
+    # attention read by the output (3.5 M parameters; large: 8.0 M).
+    "encdec_attention": {"flags": [*ENCDEC, "--attention=content", "--bidirectional", "--attention_style=luong"],
+                         "large": ["--embedding_size=256", "--units=384"]},
+    # Issue 47's Transformer with its output layer tied to its target embedding (2.4 M; large: 3 + 3
+    # layers of 256 with feed-forward layers of 1024, 6.0 M).
+    "transformer": {"flags": [*FAIR_CONFIGS["transformer"], "--tie_embeddings"],
+                    "large": ["--units=256", "--embedding_size=256", "--num_layers=3", "--ffn_units=1024"]},
+    # Issue 47's bound model (4.6 M; large: language models and encoders of 384 units, 10.3 M).
+    "bound_pbstate_k1": {"flags": ABLATION_CONFIGS["bound_pbstate_k1"],
+                         "large": ["--embedding_size=256", "--units=384", "--num_PB=1536"]},
+}
+
+
+def tuning_points(trials=TUNING_TRIALS, seed=TUNING_SEED):
+    """``trials`` points of TUNING_SPACE ({dimension: value}), the same for every family: a Latin
+    hypercube over the grid (each dimension's values used equally often, up to one, in an order
+    shuffled by ``seed``), so that eight trials cover every value of every dimension."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    columns = {}
+    for name, values in TUNING_SPACE.items():
+        cycle = [values[i % len(values)] for i in range(trials)]
+        columns[name] = [cycle[i] for i in rng.permutation(trials)]
+    return [{name: column[i] for name, column in columns.items()} for i in range(trials)]
+
+
+def trial_flags(family, point):
+    """The flags of ``family``'s trial at ``point`` (later flags win over the family's own)."""
+    schedule, rate, warmup = point["schedule"]
+    flags = [*TUNING_FAMILIES[family]["flags"], f"--dropout={point['dropout']}",
+             f"--label_smoothing={point['label_smoothing']}", f"--lr_schedule={schedule}", f"--learning_rate={rate}"]
+    if warmup:
+        flags.append(f"--warmup_steps={warmup}")
+    if point["size"] == "large":
+        flags += TUNING_FAMILIES[family]["large"]
+    return flags
+
+
+def tuning_row(family, trial, point):
+    return {"name": f"tune_{family}_t{trial}", "config": family, "trial": trial, "point": point, "seed": 1,
+            "folder": "easy/easy20000", "source": "en", "target": "de", "training": FAIR_TRAINING,
+            "flags": [*TUNING_SCHEDULE, *trial_flags(family, point), "--seed=1"], "test_flags": [], "thesis": None,
+            "tune": True}
+
+
+EXPERIMENTS["tuning"] = [tuning_row(family, trial, point) for family in TUNING_FAMILIES
+                         for trial, point in enumerate(tuning_points(), 1)]

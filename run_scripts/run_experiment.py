@@ -113,8 +113,11 @@ def analyze(parts, working_dir, log):
 
 
 def run_row(row, data, working_dir, log):
-    """Train (or resume an interrupted training), test (and analyse) one row."""
+    """Train (or resume an interrupted training), test (and analyse) one row; a tuning trial
+    (``tune``) is trained only: the test set decides nothing."""
     train, tests, to_analyze = commands(row, data, working_dir)
+    if row.get("tune"):
+        tests, to_analyze = [], []
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
@@ -179,19 +182,21 @@ def summarize(row, working_dir, train, tested):
         training = json.load(f)
     flags = row["flags"]
     model = next((f.split("=", 1)[1] for f in flags if f.startswith("--model=")), "rnnpbnmt")
-    forward = tested["forward"]
     result = {"name": row["name"], "dataset": row["folder"], "model": model,
-              "train_command": _relative(train), **forward,
+              "train_command": _relative(train), **tested.get("forward", {}),
               "best_dev_perplexity": training["best_dev_perplexity"], "epochs": len(training["epochs"]),
               "best_epoch": training["best_epoch"], "train_seconds": round(training["total_seconds"]),
               "machine": machine(), "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"],
               **({"note": row["note"]} if row.get("note") else {})}
-    for key in ("config", "seed", "source", "target"):
+    for key in ("config", "seed", "source", "target", "trial", "point"):
         if key in row:
             result[key] = row[key]
     chosen = next((e for e in training["epochs"] if e["epoch"] == training["best_epoch"]), {})
     if "dev_score" in chosen:  # --early_stopping_metric=score chose the epoch
         result["best_dev_score"] = round(chosen["dev_score"], 4)
+        # best_dev_perplexity is then the chosen epoch's; this is the lowest of any measured epoch.
+        measured = [e["dev_perplexity"] for e in training["epochs"] if e.get("dev_perplexity") is not None]
+        result["lowest_dev_perplexity"] = min(measured)
     if "config" in row:  # issue 47's rows: sizes are part of the comparison
         result["parameters"] = parameters(working_dir)
     if "reverse" in tested:

@@ -85,6 +85,10 @@ RUNS = {
     "rnnpbnmt_learned": ("translation", [*AMORTIZED, "--amortize=learned"], "model/refinement_a"),
     # Its dropout masks are drawn per element, from the epoch's generator too.
     "transformer": ("translation", ["--model=transformer", *LAYERS, "--heads=2"], "model/decoder_layers"),
+    # The NMT recipe (issue 90): the scheduled rate goes on from the optimiser's restored step count.
+    "transformer_recipe": ("translation", ["--model=transformer", *LAYERS, "--heads=2", "--tie_embeddings",
+                                           "--label_smoothing=0.1", "--lr_schedule=rsqrt",
+                                           "--warmup_steps=3"], "model/decoder_layers"),
 }
 
 

@@ -21,8 +21,15 @@ def reverse_words(seq):
     return tf.reverse_sequence(seq, lengths - 1, seq_axis=1, batch_axis=0)
 
 
-def summed_cross_entropy(logits, targets):
-    """Per-sentence cross-entropy summed over the real (non-padding) positions, and their count."""
+def summed_cross_entropy(logits, targets, label_smoothing=0.0):
+    """Per-sentence cross-entropy summed over the real (non-padding) positions, and their count.
+
+    With ``label_smoothing`` e > 0 (training only: --label_smoothing), each position's term is the
+    cross-entropy against (1 - e) x the gold word + e x the uniform distribution over the V words:
+    -(1 - e) log p(gold) - (e / V) sum_k log p(k)."""
     mask = tf.cast(token_mask(targets), tf.float32)
     ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits)
+    if label_smoothing:
+        uniform = -tf.reduce_mean(tf.nn.log_softmax(logits), axis=-1)
+        ce = (1.0 - label_smoothing) * ce + label_smoothing * uniform
     return tf.reduce_sum(ce * mask, axis=1), tf.reduce_sum(mask, axis=1)

@@ -34,7 +34,8 @@ class TeacherForcedModel(NMTModel):
 
     def sentence_losses(self, batch, kind, rng=None):
         # ``kind`` is always "parallel": these models train on no monolingual batches.
-        ce, tokens = summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"], rng), batch["tgt"])
+        ce, tokens = summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"], rng), batch["tgt"],
+                                          self.config.training.label_smoothing)
         return ce, 0.0, {"cross_entropy": ce, "perplexity": tf.exp(ce / tokens)}
 
     def score_targets(self, batch):

@@ -15,7 +15,7 @@ import tensorflow as tf
 from rnnpb_nmt import tf_stack, progress
 from rnnpb_nmt.data.dataset import make_dataset
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.train import interrupts
+from rnnpb_nmt.train import interrupts, schedules
 from rnnpb_nmt.train.curriculum import curriculum_indices
 from rnnpb_nmt.train.epoch_length import stream_indices
 from rnnpb_nmt.train.stats import EpochTotals, StepResult
@@ -49,10 +49,11 @@ class Trainer:
 
     @property
     def optimizers(self):
-        """One optimiser per variable group; made on first use, in the strategy's scope."""
+        """One optimiser per variable group, at its rate under --lr_schedule; made on first use, in
+        the strategy's scope."""
         if self._optimizers is None:
             with self.strategy.scope():
-                self._optimizers = [make_optimizer(self.config.optimizer, lr, vs)
+                self._optimizers = [make_optimizer(self.config.optimizer, schedules.learning_rate(lr, self.config), vs)
                                     for _, vs, lr in self.model.variable_groups()]
         return self._optimizers
 
@@ -60,12 +61,13 @@ class Trainer:
         """From now on, train each variable group at its learning rate times ``scale`` (the factor
         --learning_rate_decay has reached)."""
         for optimizer, (_, _, rate) in zip(self.optimizers, self.model.variable_groups()):
-            optimizer.learning_rate = rate * scale  # assigns the optimiser's variable: no new trace
+            schedules.set_rate(optimizer, rate * scale)
         self._learning_rate_scale = scale
 
     def learning_rate_scalars(self):
-        """{learning_rate/<group>: the rate the group trains at}, for the epoch's statistics."""
-        return {f"learning_rate/{name}": rate * self._learning_rate_scale for name, _, rate in self.model.variable_groups()}
+        """{learning_rate/<group>: the rate the group's next step takes}, for the epoch's statistics."""
+        return {f"learning_rate/{name}": rate * self._learning_rate_scale * schedules.factor(optimizer)
+                for (name, _, rate), optimizer in zip(self.model.variable_groups(), self.optimizers)}
 
     # ----- data order and noise -------------------------------------------------------------------
     def start_epoch(self, epoch):

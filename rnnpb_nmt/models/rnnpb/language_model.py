@@ -20,9 +20,10 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
     """Embedding, ``num_layers`` LSTMs fed the PB at every step (or started from it), softmax output."""
 
     def __init__(self, vocab_size, embedding_size, units, num_layers, num_pb, dropout=0.0, sigma=0.0,
-                 pb_dropout=True, pb_input="gates", **kwargs):
+                 pb_dropout=True, pb_input="gates", label_smoothing=0.0, **kwargs):
         super().__init__(**kwargs)
         self.num_pb, self.sigma, self.pb_input = num_pb, sigma, pb_input
+        self.label_smoothing = label_smoothing
         self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
         self.lstm = StackedRNN(units, num_layers, dropout=dropout, constant_dim=num_pb if pb_input == "gates" else 0,
                                constant_dropout=pb_dropout, name="lstm")
@@ -34,7 +35,9 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
     def sentence_losses(self, seq, pb, rng=None):
         """Summed cross-entropy (B,) of sentences ``seq`` (words + ``<end>``) given their PBs,
         and the number of predicted tokens (B,). In training, ``rng`` is the ``tf.random.Generator``
-        that draws the N(0, sigma) noise added to the PBs and the dropout masks."""
+        that draws the N(0, sigma) noise added to the PBs and the dropout masks, and the
+        cross-entropy is label-smoothed (--label_smoothing); recognition's steps pass none, so
+        they descend the true cross-entropy."""
         if rng is not None and self.sigma > 0:
             pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
         inputs = self.embedding(decoder_inputs(seq))
@@ -42,7 +45,7 @@ class RNNPBLanguageModel(tf.keras.layers.Layer):
             outputs, _ = self.lstm(inputs, initial_state=self.lstm.state_of_vector(pb), rng=rng)
         else:
             outputs, _ = self.lstm(inputs, constant=pb, rng=rng)
-        return summed_cross_entropy(self.output_layer(outputs), seq)
+        return summed_cross_entropy(self.output_layer(outputs), seq, self.label_smoothing if rng is not None else 0.0)
 
     def start_state(self, pb):
         """Generation state for PB vectors (N, num_PB): zero LSTM states and the PB's gate share,

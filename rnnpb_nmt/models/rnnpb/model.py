@@ -60,7 +60,8 @@ class BoundRNNPB(NMTModel):
 
         def language_model(vocab, name):
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
-                                      m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input, name=name)
+                                      m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input,
+                                      label_smoothing=config.training.label_smoothing, name=name)
 
         if m.pb_input == "state":
             _check_state_size(m, "--pb_input=state", "a language model's initial state", "num_layers")

@@ -6,8 +6,8 @@ the paper's post-norm needs a learning-rate schedule the toolkit's optimisers do
 
 - Words: an embedding of --embedding_size (projected to --units when the two differ), times
   sqrt(--units), plus sinusoidal positions. The output layer is its own (untied), as the
-  recurrent baselines': a parameter count compares like for like, and tying would need
-  --embedding_size = --units.
+  recurrent baselines', unless --tie_embeddings makes it the target embedding's table (then
+  --embedding_size = --units).
 - Masks: no position attends to source padding; the decoder's self-attention is causal, so a
   target position never sees the targets after it (nor their padding).
 - Dropout (--dropout) on the embedded words and on every sublayer's output before it joins the
@@ -102,6 +102,19 @@ class DecoderLayer(tf.Module):
         return x + dropout(self.ffn(self.ffn_norm(x))), keys
 
 
+class TiedOutput(tf.Module):
+    """The output layer of a model with --tie_embeddings: logits = x E^T + b, where E is the target
+    embedding's table (V, units) and b a bias of its own."""
+
+    def __init__(self, embedding, name):
+        super().__init__(name=name)
+        self.embedding = embedding
+        self.bias = tf.Variable(tf.zeros([embedding.input_dim]), name="bias")
+
+    def __call__(self, x):
+        return tf.matmul(x, self.embedding.embeddings, transpose_b=True) + self.bias
+
+
 class WordEmbedding(tf.Module):
     """Words -> vectors of --units: an embedding (of --embedding_size, projected when that differs),
     scaled by sqrt(units) so that words and positions start on the same scale, plus positions."""
@@ -142,8 +155,17 @@ class Transformer(TeacherForcedModel):
         self.decoder_layers = [DecoderLayer(p.units, p.heads, hidden, f"decoder_{i}") for i in range(p.num_layers)]
         self.encoder_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="encoder_norm")
         self.decoder_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="decoder_norm")
-        self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
+        self.output_layer = self._output_layer(p, len(vocab2))
         self.teacher_forced_logits(tf.constant([[3]]), tf.constant([[1]]))  # builds every weight now
+
+    def _output_layer(self, p, vocab_size):
+        if not p.tie_embeddings:
+            return tf.keras.layers.Dense(vocab_size, name="output")
+        if p.embedding_size != p.units:
+            raise UserError(f"--tie_embeddings: the output layer reads --units={p.units} numbers and the target "
+                            f"embedding has --embedding_size={p.embedding_size}; give them the same value")
+        self.tgt_embedding.embedding.build([None])
+        return TiedOutput(self.tgt_embedding.embedding, "output")
 
     def _dropout(self, rng):
         """x -> x with --dropout applied, one mask per element drawn from ``rng`` (none without)."""

@@ -18,3 +18,7 @@ class ModelOptions:
                         1, 1e4, legacy=4, only=TRANSFORMER)
     ffn_units: int = option(0, "transformer: width of each layer's feed-forward hidden layer (0: 4 x --units, "
                                "as Vaswani et al.)", 0, 1e6, legacy=0, only=TRANSFORMER)
+    # Older runs had their own output layer.
+    tie_embeddings: bool = option(False, "transformer: the output layer's weights are the target embedding's "
+                                         "(Press and Wolf 2017; needs --embedding_size = --units)", legacy=False,
+                                  only=TRANSFORMER)
