@@ -216,6 +216,15 @@ TUNING_FAMILIES = {
     # Issue 47's bound model (4.6 M; large: language models and encoders of 384 units, 10.3 M).
     "bound_pbstate_k1": {"flags": ABLATION_CONFIGS["bound_pbstate_k1"],
                          "large": ["--embedding_size=256", "--units=384", "--num_PB=1536"]},
+    # The bound model with Transformer language models (SONAR's design): 2-layer Transformer encoders
+    # and decoders of 192 (the Transformer's width), the 768-number PB read as 4 slots, one refinement
+    # step, bound as bound_pbstate_k1 (6.7 M; large: width 256, feed-forward 512, 1024-number PB, 8.7 M).
+    "bound_transformer_k1": {"flags": ["--model=rnnpbnmt", "--amortize=encoder", "--language_model=transformer",
+                                       "--units=192", "--embedding_size=192", "--heads=4", "--num_PB=768",
+                                       "--pb_slots=4", "--proposal_layers=2", "--refine_steps=1",
+                                       "--refine_step_size=0.3", "--recog_clip=8", "--both_directions",
+                                       "--self_loss=0", "--pb_binding=soft", "--pb_binding_strength=0.1"],
+                             "large": ["--units=256", "--embedding_size=256", "--ffn_units=512", "--num_PB=1024"]},
 }
 
 

@@ -11,6 +11,8 @@ penalty on their distance) or as one PB, their mean; ``--analyze`` measures what
 (bitext retrieval between the two languages' recognised PBs).
 """
 
+import dataclasses
+
 import numpy as np
 import tensorflow as tf
 
@@ -22,6 +24,7 @@ from rnnpb_nmt.models.rnnpb.amortized import PBProposal, Refinement
 from rnnpb_nmt.models.rnnpb.binding import PBTables, binding_loss, binding_quality
 from rnnpb_nmt.models.rnnpb.language_model import RNNPBLanguageModel
 from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize
+from rnnpb_nmt.models.rnnpb.transformer_lm import TransformerPBLanguageModel, TransformerProposal
 from rnnpb_nmt.registry import register_model
 
 
@@ -31,6 +34,24 @@ def _check_state_size(m, flag, what, layers):
     if m.num_PB != size:
         raise UserError(f"{flag}: the PB is {what}, 2 x --{layers} x --units = {size} numbers; "
                         f"give --num_PB={size} (not {m.num_PB})")
+
+
+def _check_layers(m, transformers):
+    """A UserError for an option of the other kind of language model than the one the run has."""
+    if transformers:
+        lstm_only = {"--pb_input=state": m.pb_input == "state", "--proposal_output=state": m.proposal_output == "state",
+                     "--proposal_reverse": m.proposal_reverse, "--no_pb_dropout": m.no_pb_dropout}
+        given = [flag for flag, on in lstm_only.items() if on]
+        if given:
+            raise UserError(f"{given[0]}: only for --language_model=lstm (this run: --language_model=transformer)")
+        if m.units % m.heads:
+            raise UserError(f"--units={m.units}: --language_model=transformer splits it among --heads={m.heads} "
+                            "attention heads; give a multiple of --heads")
+        return
+    defaults = {f.name: f.default for f in dataclasses.fields(m)}
+    given = [f"--{name}={getattr(m, name)}" for name in ("heads", "ffn_units") if getattr(m, name) != defaults[name]]
+    if given:
+        raise UserError(f"{given[0]}: only for --model=transformer or --language_model=transformer; it would be ignored")
 
 
 def _distinct(variables):
@@ -57,8 +78,14 @@ class BoundRNNPB(NMTModel):
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
         m, data = config.model, config.data
+        transformers = m.amortize == "encoder" and m.language_model == "transformer"
+        _check_layers(m, transformers)
 
         def language_model(vocab, name):
+            if transformers:
+                return TransformerPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.heads,
+                                                  m.ffn_units or 4 * m.units, m.num_PB, m.pb_slots, m.dropout,
+                                                  m.sigma, config.training.label_smoothing, name=name)
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
                                       m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input,
                                       label_smoothing=config.training.label_smoothing, name=name)
@@ -80,6 +107,9 @@ class BoundRNNPB(NMTModel):
             _check_state_size(m, "--proposal_output=state", "the encoder's final state", "proposal_layers")
 
         def proposal(vocab, name):
+            if transformers:
+                return TransformerProposal(len(vocab), m.embedding_size, m.units, m.proposal_layers, m.heads,
+                                           m.ffn_units or 4 * m.units, m.num_PB, name=name)
             return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
                               m.proposal_output, m.proposal_reverse, name=name)
 

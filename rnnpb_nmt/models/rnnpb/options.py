@@ -44,6 +44,14 @@ class ModelOptions:
         False, "--amortize=encoder: the encoder reads each sentence backwards (its <end> still last), as a "
         "seq-to-seq's --reverse_source: the PB then holds the sentence's start most clearly, which generation "
         "needs first", legacy=False, only=("amortize", ("encoder",)))
+    language_model: str = option(
+        "lstm", "--amortize=encoder: each language's model and encoder: lstm (the thesis's RNNPB and an LSTM encoder) "
+        "or transformer (a Transformer decoder reading the PB through --pb_slots cross-attention slots, and a "
+        "Transformer encoder of --proposal_layers layers mean-pooled to the PB, with --heads and --ffn_units as "
+        "--model=transformer's: SONAR's design, rnnpb_nmt/models/rnnpb/transformer_lm.py)",
+        choices=("lstm", "transformer"), legacy="lstm", only=("amortize", ("encoder",)))
+    pb_slots: int = option(4, "--language_model=transformer: the PB is read as this many vectors of --units, by "
+                              "cross-attention", 1, 1e4, legacy=4, only=("language_model", ("transformer",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
 

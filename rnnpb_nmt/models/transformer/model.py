@@ -1,4 +1,5 @@
-"""The encoder-decoder Transformer (Vaswani et al. 2017), pre-layer-norm, of ``tf.keras`` layers.
+"""The encoder-decoder Transformer (Vaswani et al. 2017), pre-layer-norm, of the layers of
+``rnnpb_nmt.layers.transformer``.
 
 Pre-layer-norm (each sublayer reads LayerNorm(x) and adds its output to x; a last LayerNorm after
 each stack), as current toolkits train it: without warm-up it trains stably on small data, where
@@ -22,119 +23,14 @@ the paper's post-norm needs a learning-rate schedule the toolkit's optimisers do
   needs), whose static length is left unknown so that search's loops accept the growth.
 """
 
-import math
-
 import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, TiedOutput, WordEmbedding, causal_mask,
+                                          decode, dropout_of, empty_caches)
 from rnnpb_nmt.models.losses import token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
-
-EPSILON = 1e-6  # LayerNorm's, as tensor2tensor's and fairseq's pre-norm Transformers
-
-
-def sinusoids(start, length, width):
-    """The positions ``start`` .. ``start + length - 1`` (length, width): sines, then cosines, of
-    wavelengths in geometric progression from 2π to 10000 · 2π (Vaswani et al. §3.5, sines and
-    cosines concatenated as in tensor2tensor); an odd width gets a last column of zeros."""
-    positions = tf.cast(tf.range(start, start + length), tf.float32)[:, None]
-    rates = tf.exp(tf.range(width // 2, dtype=tf.float32) * (-2.0 * math.log(10000.0) / width))
-    angles = positions * rates[None, :]
-    return tf.pad(tf.concat([tf.sin(angles), tf.cos(angles)], axis=1), [[0, 0], [0, width % 2]])
-
-
-class FeedForward(tf.Module):
-    """The position-wise feed-forward sublayer: Dense(ReLU) -> Dense."""
-
-    def __init__(self, units, hidden, name):
-        super().__init__(name=name)
-        self.hidden = tf.keras.layers.Dense(hidden, activation="relu", name="hidden")
-        self.output_layer = tf.keras.layers.Dense(units, name="output")
-
-    def __call__(self, x):
-        return self.output_layer(self.hidden(x))
-
-
-def attention_layer(units, heads, name):
-    """Multi-head attention of ``heads`` heads of units / heads dimensions each, its weights'
-    dropout 0 (the module docstring)."""
-    return tf.keras.layers.MultiHeadAttention(heads, units // heads, dropout=0.0, name=name)
-
-
-class EncoderLayer(tf.Module):
-    """Self-attention over the source, then the feed-forward sublayer, each pre-normed."""
-
-    def __init__(self, units, heads, hidden, name):
-        super().__init__(name=name)
-        self.attention_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="attention_norm")
-        self.attention = attention_layer(units, heads, "attention")
-        self.ffn_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="ffn_norm")
-        self.ffn = FeedForward(units, hidden, "ffn")
-
-    def __call__(self, x, key_mask, dropout):
-        """x (B, S, units), key_mask (B, 1, S): which positions may be attended to."""
-        normed = self.attention_norm(x)
-        x = x + dropout(self.attention(normed, normed, attention_mask=key_mask))
-        return x + dropout(self.ffn(self.ffn_norm(x)))
-
-
-class DecoderLayer(tf.Module):
-    """Causal self-attention, attention over the encoder's outputs, feed-forward; each pre-normed."""
-
-    def __init__(self, units, heads, hidden, name):
-        super().__init__(name=name)
-        self.self_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="self_norm")
-        self.self_attention = attention_layer(units, heads, "self_attention")
-        self.cross_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="cross_norm")
-        self.cross_attention = attention_layer(units, heads, "cross_attention")
-        self.ffn_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="ffn_norm")
-        self.ffn = FeedForward(units, hidden, "ffn")
-
-    def __call__(self, x, past, memory, source_mask, causal_mask, dropout):
-        """The outputs at target positions x (B, T, units), and the normalised self-attention inputs
-        of the positions so far (``past`` (B, P, units), or None, then these T), which they attend to.
-        ``causal_mask`` (1, T, P + T) or None (every position so far); ``source_mask`` (B, 1, S)."""
-        normed = self.self_norm(x)
-        keys = normed if past is None else tf.concat([past, normed], axis=1)
-        x = x + dropout(self.self_attention(normed, keys, attention_mask=causal_mask))
-        x = x + dropout(self.cross_attention(self.cross_norm(x), memory, attention_mask=source_mask))
-        return x + dropout(self.ffn(self.ffn_norm(x))), keys
-
-
-class TiedOutput(tf.Module):
-    """The output layer of a model with --tie_embeddings: logits = x E^T + b, where E is the target
-    embedding's table (V, units) and b a bias of its own."""
-
-    def __init__(self, embedding, name):
-        super().__init__(name=name)
-        self.embedding = embedding
-        self.bias = tf.Variable(tf.zeros([embedding.input_dim]), name="bias")
-
-    def __call__(self, x):
-        return tf.matmul(x, self.embedding.embeddings, transpose_b=True) + self.bias
-
-
-class WordEmbedding(tf.Module):
-    """Words -> vectors of --units: an embedding (of --embedding_size, projected when that differs),
-    scaled by sqrt(units) so that words and positions start on the same scale, plus positions."""
-
-    def __init__(self, vocab_size, embedding_size, units, name):
-        super().__init__(name=name)
-        self.units = units
-        # Entries of standard deviation 1 / sqrt(size): scaled, of about unit size, as the positions.
-        init = tf.keras.initializers.RandomNormal(stddev=embedding_size ** -0.5)
-        self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, embeddings_initializer=init,
-                                                   name="embedding")
-        self.projection = (tf.keras.layers.Dense(units, use_bias=False, name="projection")
-                           if embedding_size != units else None)
-
-    def __call__(self, ids, start=0):
-        """ids (B, T) at positions ``start`` .. ``start + T - 1`` -> (B, T, units)."""
-        x = self.embedding(ids)
-        if self.projection is not None:
-            x = self.projection(x)
-        return x * math.sqrt(self.units) + sinusoids(start, tf.shape(ids)[1], self.units)[None]
 
 
 @register_model("transformer")
@@ -168,12 +64,7 @@ class Transformer(TeacherForcedModel):
         return TiedOutput(self.tgt_embedding.embedding, "output")
 
     def _dropout(self, rng):
-        """x -> x with --dropout applied, one mask per element drawn from ``rng`` (none without)."""
-        rate = self.config.model.dropout
-        if rng is None or rate == 0:
-            return lambda x: x
-        keep = 1.0 - rate
-        return lambda x: x * tf.cast(rng.uniform(tf.shape(x)) < keep, x.dtype) / keep
+        return dropout_of(self.config.model.dropout, rng)
 
     def encode(self, src, rng=None):
         """(the encoder's outputs (B, S, units), the mask (B, 1, S) of their real positions)."""
@@ -184,29 +75,21 @@ class Transformer(TeacherForcedModel):
             x = layer(x, mask, dropout)
         return self.encoder_norm(x), mask
 
-    def _decode(self, x, past, memory, source_mask, causal_mask, dropout):
-        """Decoder layers over embedded targets x (B, T, units) after the cached ``past`` (a tensor
-        per layer, or None): (logits (B, T, V), the caches extended by these positions)."""
-        caches = []
-        for layer, cache in zip(self.decoder_layers, [None] * len(self.decoder_layers) if past is None else past):
-            x, cache = layer(x, cache, memory, source_mask, causal_mask, dropout)
-            caches.append(cache)
-        return self.output_layer(self.decoder_norm(x)), tuple(caches)
+    def _decode(self, x, past, memory, source_mask, causal, dropout):
+        """(logits (B, T, V), the caches extended) of embedded targets x after the cached ``past``."""
+        x, caches = decode(self.decoder_layers, x, past, memory, source_mask, causal, dropout)
+        return self.output_layer(self.decoder_norm(x)), caches
 
     def teacher_forced_logits(self, src, previous, rng=None):
         dropout = self._dropout(rng)
         memory, source_mask = self.encode(src, rng)
-        length = tf.shape(previous)[1]
-        causal = tf.linalg.band_part(tf.ones([length, length], tf.bool), -1, 0)[None]  # (1, T, T)
+        causal = causal_mask(tf.shape(previous)[1])
         logits, _ = self._decode(dropout(self.tgt_embedding(previous)), None, memory, source_mask, causal, dropout)
         return logits
 
     def decoder_start(self, src, reverse):
         memory, source_mask = self.encode(src)
-        empty = tf.zeros([tf.shape(src)[0], 0, self.config.model.units])
-        # No positions yet, of a length whose static value is unknown: each step makes it one longer.
-        empty = tf.compat.v1.placeholder_with_default(empty, [None, None, self.config.model.units])
-        return memory, source_mask, tuple(empty for _ in self.decoder_layers)
+        return memory, source_mask, empty_caches(tf.shape(src)[0], self.config.model.units, len(self.decoder_layers))
 
     def decoder_step(self, tokens, state, reverse):
         memory, source_mask, past = state

@@ -1,5 +1,6 @@
-"""The Transformer's options (``--model=transformer``): attention heads and feed-forward width.
-Its model width is --units, its layers --num_layers, its dropout --dropout, as for the
+"""The Transformer's options (``--model=transformer``): attention heads and feed-forward width,
+which the bound model's Transformer language models (``--model=rnnpbnmt --language_model=transformer``)
+read too. Its model width is --units, its layers --num_layers, its dropout --dropout, as for the
 recurrent models. What an options module holds: ``rnnpb_nmt.options``."""
 
 import dataclasses
@@ -9,15 +10,17 @@ from rnnpb_nmt.options import option
 ORDER = 5
 READS = {"transformer": ("num_layers", "dropout")}
 TRANSFORMER = ("model", ("transformer",))
+# The bound model refuses them with LSTM language models (rnnpb_nmt/models/rnnpb/model.py).
+TRANSFORMER_LAYERS = ("model", ("transformer", "rnnpbnmt"))
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelOptions:
     # Older runs have no Transformer: the legacy values are never read.
     heads: int = option(4, "transformer: attention heads per attention layer (--units must be a multiple)",
-                        1, 1e4, legacy=4, only=TRANSFORMER)
+                        1, 1e4, legacy=4, only=TRANSFORMER_LAYERS)
     ffn_units: int = option(0, "transformer: width of each layer's feed-forward hidden layer (0: 4 x --units, "
-                               "as Vaswani et al.)", 0, 1e6, legacy=0, only=TRANSFORMER)
+                               "as Vaswani et al.)", 0, 1e6, legacy=0, only=TRANSFORMER_LAYERS)
     # Older runs had their own output layer.
     tie_embeddings: bool = option(False, "transformer: the output layer's weights are the target embedding's "
                                          "(Press and Wolf 2017; needs --embedding_size = --units)", legacy=False,

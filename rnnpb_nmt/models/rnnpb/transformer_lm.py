@@ -1,0 +1,89 @@
+"""The bound model with Transformer language models (``--language_model=transformer``): SONAR's
+design (Duquenne et al. 2023: a Transformer encoder and decoder per language, one fixed-size
+sentence vector between them, the languages' vectors pulled together by an MSE term) inside the
+thesis's frame, where the vector is a PB that the language model itself refines.
+
+- The language model is a Transformer decoder that reads its sentence's PB through cross-attention
+  to --pb_slots vectors of --units numbers, a learned linear map of the PB: a few slots give the
+  attention something to choose among, which a single vector would not.
+- The proposal is a Transformer encoder over the sentence, its outputs averaged over the real
+  positions (SONAR's mean pooling) and mapped linearly to the PB.
+- Refinement, binding, both directions and translation are the bound model's
+  (``rnnpb_nmt.models.rnnpb.model``): the language model answers the same three calls as the LSTM
+  one, ``sentence_losses``, ``start_state`` and ``step``.
+"""
+
+import tensorflow as tf
+
+from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, WordEmbedding, causal_mask, decode,
+                                          dropout_of, empty_caches)
+from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy, token_mask
+
+
+class TransformerPBLanguageModel(tf.Module):
+    """Word embedding with positions, ``num_layers`` pre-norm decoder layers attending causally to the
+    words so far and to the PB's slots, a last LayerNorm and the output layer."""
+
+    def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, slots, dropout=0.0,
+                 sigma=0.0, label_smoothing=0.0, name=None):
+        super().__init__(name=name)
+        self.units, self.slots, self.dropout, self.sigma = units, slots, dropout, sigma
+        self.label_smoothing = label_smoothing
+        self.embedding = WordEmbedding(vocab_size, embedding_size, units, "embedding")
+        self.slot_map = tf.keras.layers.Dense(slots * units, name="slots")
+        self.decoder_layers = [DecoderLayer(units, heads, hidden, f"decoder_{i}") for i in range(num_layers)]
+        self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
+        self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
+        self.sentence_losses(tf.constant([[3, 2]]), tf.zeros([1, num_pb]))  # builds every weight now
+
+    def _memory(self, pb):
+        """The PBs (B, num_PB) as the slots (B, slots, units) the decoder attends to."""
+        return tf.reshape(self.slot_map(pb), [tf.shape(pb)[0], self.slots, self.units])
+
+    def sentence_losses(self, seq, pb, rng=None):
+        """Summed cross-entropy (B,) of sentences ``seq`` given their PBs, and the number of predicted
+        tokens (B,); in training (``rng``) with PB noise, dropout and label smoothing, as the LSTM
+        language model's."""
+        if rng is not None and self.sigma > 0:
+            pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
+        dropout = dropout_of(self.dropout, rng)
+        previous = decoder_inputs(seq)
+        x = dropout(self.embedding(previous))
+        x, _ = decode(self.decoder_layers, x, None, self._memory(pb), None, causal_mask(tf.shape(previous)[1]),
+                      dropout)
+        logits = self.output_layer(self.norm(x))
+        return summed_cross_entropy(logits, seq, self.label_smoothing if rng is not None else 0.0)
+
+    def start_state(self, pb):
+        """Generation state for PBs (N, num_PB): their slots and empty self-attention caches."""
+        return {"memory": self._memory(pb),
+                "past": empty_caches(tf.shape(pb)[0], self.units, len(self.decoder_layers))}
+
+    def step(self, tokens, state):
+        """Next-word logits after ``tokens`` (N,), and the state with this position cached."""
+        x = self.embedding(tokens[:, None], start=tf.shape(state["past"][0])[1])
+        x, caches = decode(self.decoder_layers, x, state["past"], state["memory"], None, None, lambda x: x)
+        return self.output_layer(self.norm(x))[:, 0], {"memory": state["memory"], "past": caches}
+
+
+class TransformerProposal(tf.Module):
+    """A sentence's proposed PB: a Transformer encoder's outputs, averaged over the sentence's real
+    positions, mapped linearly to --num_PB numbers."""
+
+    def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, name=None):
+        super().__init__(name=name)
+        self.embedding = WordEmbedding(vocab_size, embedding_size, units, "embedding")
+        self.encoder_layers = [EncoderLayer(units, heads, hidden, f"encoder_{i}") for i in range(num_layers)]
+        self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
+        self.output_layer = tf.keras.layers.Dense(num_pb, name="output")
+        self(tf.constant([[3, 2]]))  # builds every weight now
+
+    def __call__(self, seq):
+        """Proposed PBs (B, num_PB) of sentences ``seq`` (B, T)."""
+        mask = token_mask(seq)
+        x = self.embedding(seq)
+        for layer in self.encoder_layers:
+            x = layer(x, mask[:, None, :], lambda x: x)
+        real = tf.cast(mask, tf.float32)[:, :, None]
+        pooled = tf.reduce_sum(self.norm(x) * real, axis=1) / tf.reduce_sum(real, axis=1)
+        return self.output_layer(pooled)

@@ -1,0 +1,93 @@
+"""The bound model with Transformer language models (``--language_model=transformer``, issue 90):
+its language model decodes step by step exactly as teacher-forced, its binding gradient is the
+finite differences' one, options of the other kind of language model are refused, and a tiny one
+trains and translates both ways through the command line."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.models.losses import decoder_inputs
+
+from helpers import bound_model, cli_in_process, first_batch, reversal_corpus, reversal_files, train_in_process
+
+TRANSFORMER_PB = dict(amortize="encoder", language_model="transformer", units=16, embedding_size=16, heads=2,
+                      num_PB=12, pb_slots=3, proposal_layers=1, refine_steps=1, both_directions=True, self_loss=0.0)
+
+
+def transformer_pb(**changes):
+    return bound_model(**{**TRANSFORMER_PB, **changes})
+
+
+def stepped(lm, seq, pb):
+    """Per-sentence cross-entropy of ``seq`` fed word by word through ``start_state``/``step``."""
+    state, total, inputs = lm.start_state(pb), np.zeros(seq.shape[0]), decoder_inputs(seq)
+    for t in range(seq.shape[1]):
+        logits, state = lm.step(inputs[:, t], state)
+        ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=seq[:, t], logits=logits).numpy()
+        total += np.where(seq[:, t].numpy() != 0, ce, 0.0)
+    return total
+
+
+def test_the_language_model_decodes_step_by_step_exactly_as_teacher_forced():
+    model = transformer_pb(num_layers=2)
+    src, tgt = reversal_corpus(6, seed=3)
+    batch = first_batch(src, tgt)  # sentences of several lengths: padding in the batch
+    pb = model.propose_and_refine(batch["src"])[1]
+    teacher_forced, _ = model.lm_b.sentence_losses(batch["tgt"], pb)
+    np.testing.assert_allclose(stepped(model.lm_b, batch["tgt"], pb), teacher_forced.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_binding_terms_gradient_is_the_finite_differences_one():
+    model = transformer_pb(pb_binding="soft", pb_binding_strength=0.5)
+    src, tgt = reversal_corpus(4, seed=1)
+    batch = first_batch(src, tgt)
+    weight = model.proposal_a.output_layer.bias  # moves the source's PB, and so the binding term
+
+    def binding():
+        return tf.reduce_sum(model.sentence_losses(batch, "parallel")[2]["binding"])
+
+    with tf.GradientTape() as tape:
+        value = binding()
+    gradient = tape.gradient(value, weight).numpy()
+    h, original = 1e-2, weight.numpy()
+    for i in np.argsort(-np.abs(gradient))[:3]:  # the coordinates where the gradient is largest
+        moved = []
+        for sign in (1, -1):
+            changed = original.copy()
+            changed[i] += sign * h
+            weight.assign(changed)
+            moved.append(float(binding()))
+        weight.assign(original)
+        assert (moved[0] - moved[1]) / (2 * h) == pytest.approx(gradient[i], rel=0.05, abs=1e-3)
+    assert np.abs(gradient).max() > 1e-3  # a gradient that is there to check
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(pb_input="state"), "--pb_input=state: only for --language_model=lstm"),
+    (dict(proposal_reverse=True), "--proposal_reverse: only for --language_model=lstm"),
+    (dict(units=15), "--units=15: --language_model=transformer splits it among --heads=2"),
+    (dict(language_model="lstm", units=32), "--heads=2: only for --model=transformer or --language_model=transformer"),
+])
+def test_options_of_the_other_kind_of_language_model_are_refused_in_one_line(changes, message):
+    with pytest.raises(UserError, match=message):
+        transformer_pb(**changes)
+
+
+@pytest.mark.slow
+def test_a_tiny_transformer_pb_model_trains_and_translates_both_ways(tmp_path, capsys, monkeypatch):
+    (tmp_path / "data").mkdir()
+    files = reversal_files(tmp_path / "data")
+    wd = tmp_path / "run"
+    flags = [f"--{k}={v}" if v is not True else f"--{k}" for k, v in TRANSFORMER_PB.items()]
+    train_in_process(*files, "--model=rnnpbnmt", *flags, "--num_layers=1", "--pb_binding=soft",
+                     "--label_smoothing=0.1", "--dropout=0.1", "--max_epochs=2", "--batch_size=8",
+                     f"--working_dir={wd}")
+    capsys.readouterr()
+    for reverse in (False, True):
+        status, out, err = cli_in_process(["--query=-", f"--working_dir={wd}", "--nbest=2"]
+                                          + ["--reverse_translation"] * reverse, capsys, stdin=b"a b c\n",
+                                          monkeypatch=monkeypatch)
+        assert status == 0, err
+        assert [line.split(" ||| ")[0] for line in out.splitlines()] == ["0", "0"]  # the n-best of line 0
