@@ -201,7 +201,8 @@ def run(models, tasks, args):
     if args.analysis_dir and not args.analyze:
         raise UserError("--analysis_dir: only with --analyze")
     analysis_dir = args.analysis_dir or os.path.join(args.working_dir, analysis.FOLDER)
-    outputs = [os.path.join(args.working_dir, name) for name in prediction.OUTPUTS] if args.do_testing else []
+    tested = prediction.outputs(args.reverse_translation) if args.do_testing else ()
+    outputs = [os.path.join(args.working_dir, name) for name in tested]
     if args.analyze:
         outputs.append(os.path.join(analysis_dir, analysis.SUMMARY))
     for path in outputs:  # before training or translating, not hours into it

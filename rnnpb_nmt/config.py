@@ -113,7 +113,7 @@ class _TrainingCore:
         0, "a length curriculum: epoch e < N trains only on the pairs whose source is at most shortest + "
            "(longest - shortest) * e / N long, epoch N and later on all (0: every pair from the start; "
            "rnnpb_nmt/train/curriculum.py)", 0, 1e6, legacy=0)
-    dev_every: int = option(1, "measure the dev perplexity every Nth epoch (the thesis's code: 2)", 1, 1e6,
+    dev_every: int = option(1, "measure the dev perplexity every Nth epoch, and the last (the thesis's code: 2)", 1, 1e6,
                             legacy=1)
     keep_checkpoints: int = option(
         0, "keep the weights of the last N finished epochs and of the N best by the dev measure (as best/'s; an "
@@ -171,6 +171,9 @@ class _DataCore:
     num_train: int = option(0, "training sentence pairs", flag=False)
     num_mono1: int = option(0, "monolingual source sentences", flag=False)
     num_mono2: int = option(0, "monolingual target sentences", flag=False)
+    # What testing and translate mode warn of inputs beyond (0: not known, a run from before issue 93).
+    longest1: int = option(0, "symbols of the longest source training sentence", flag=False, legacy=0)
+    longest2: int = option(0, "symbols of the longest target training sentence", flag=False, legacy=0)
 
 
 def _section(name, core):

@@ -11,9 +11,11 @@ LazyAdam is Adam that updates the moments and weights of the embedding/PB rows a
 and leaves the other rows alone.
 """
 
+import contextlib
 import importlib.util
 import os
 import platform
+import re
 import sys
 import tempfile
 import warnings
@@ -22,6 +24,34 @@ if importlib.util.find_spec("tf_keras"):
     # TensorFlow 2.16+ reads this at the first use of tf.keras; without it tf.keras is Keras 3.
     # (TensorFlow 2.15 reads it too, and would then want tf_keras, which its stack does not have.)
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+
+# What TensorFlow's and SentencePiece's C++ code logs below an error (and absl's notice that it logs
+# to stderr): start-up notes, a model's normalisation, not for users.
+LIBRARY_NOISE = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] |[IW]\d{4} \d\d:\d\d:\d\d\.\d+ "
+                           rb"|\S+\.cc\(\d+\) LOG\(INFO\) |WARNING: All log messages before absl::InitializeLog)")
+
+
+@contextlib.contextmanager
+def library_logs_hidden(shown=lambda line: not LIBRARY_NOISE.match(line)):
+    """Inside, what is written to stderr's descriptor (where C++ libraries log) is held back; on
+    leaving, its lines that are ``shown`` (bytes -> bool; by default all but ``LIBRARY_NOISE``),
+    or all of them if the block raised, are written to stderr."""
+    sys.stderr.flush()
+    saved, failed = os.dup(2), False
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            log.seek(0)
+            os.write(2, b"".join(line for line in log.read().splitlines(keepends=True) if failed or shown(line)))
 
 
 def import_tensorflow():
@@ -33,20 +63,8 @@ def import_tensorflow():
     """
     if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") == "0":
         return importlib.import_module("tensorflow")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as log:
-        os.dup2(log.fileno(), 2)
-        try:
-            return importlib.import_module("tensorflow")
-        except BaseException:
-            os.dup2(saved, 2)
-            log.seek(0)
-            os.write(2, log.read())
-            raise
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+    with library_logs_hidden(shown=lambda line: False):
+        return importlib.import_module("tensorflow")
 
 
 tf = import_tensorflow()

@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
 from rnnpb_nmt import registry  # noqa: E402
 from rnnpb_nmt.data.files import write_text  # noqa: E402
+from rnnpb_nmt.infer import prediction  # noqa: E402
 from rnnpb_nmt.metrics import bleu  # noqa: E402
 from rnnpb_nmt.train import loop as training  # noqa: E402
 from rnnpb_nmt.train import workdir  # noqa: E402
@@ -125,7 +126,7 @@ def run_row(row, data, working_dir, log):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
     tested = {}
-    for name, test in tests:  # each test rewrites testing_stats.json and test_trans.txt: read them in between
+    for name, test in tests:  # the reverse test writes its own files (prediction.outputs)
         with open(os.path.join(working_dir, f"test_log_{name}.txt" if len(tests) > 1 else "test_log.txt"), "w") as out:
             log(" ".join(test))
             subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
@@ -153,7 +154,8 @@ def unseen_bleu(test_set, train_set, translations, references):
 
 def test_result(row, data, working_dir, test, reverse):
     """One test's figures, read from what it wrote."""
-    with open(os.path.join(working_dir, "testing_stats.json")) as f:
+    translations, stats = (os.path.join(working_dir, name) for name in prediction.outputs(reverse))
+    with open(stats) as f:
         testing = json.load(f)
     d = os.path.join(data, row["folder"])
     source, target = row.get("source", "en"), row["target"]
@@ -164,7 +166,7 @@ def test_result(row, data, working_dir, test, reverse):
              "test_command": _relative(test)}
     if not row.get("raw"):  # the unseen subset is read from the tokenized files
         score, count = unseen_bleu(f"{d}/test.{source}", f"{d}/train.{source}",
-                                   os.path.join(working_dir, "test_trans.txt"), f"{d}/test.{target}")
+                                   translations, f"{d}/test.{target}")
         found.update(bleu_unseen=round(score, 2), unseen_sentences=count)
     return found
 

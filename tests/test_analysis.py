@@ -52,15 +52,51 @@ def test_tensorboard_holds_the_listed_scalars_of_every_epoch(trained_rnnpb):
 
 def test_progress_bar_only_on_a_terminal(capsys, monkeypatch):
     def run():
-        bar = progress.bar(3, stateful=["loss"])
-        for step in range(1, 4):
-            bar.update(step, [("loss", 1.5)])
+        with progress.bar("epoch 2", 3) as bar:
+            for step in range(1, 4):
+                bar.update(step, {"mean loss": 1.5})
         return capsys.readouterr().out
 
     assert run() == ""  # pytest's captured stdout is not a terminal
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     shown = run()
-    assert "3/3" in shown and "loss: 1.5" in shown
+    assert shown.endswith("\n") and shown.count("\n") == 1
+    assert shown.rstrip().rsplit("\r", 1)[-1].startswith("epoch 2: 3/3 [====================] 0:00  mean loss 1.5")
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The progress bars' clock, moved by hand: [seconds]."""
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    return now
+
+
+def test_progress_bar_shows_the_total_the_time_left_and_its_values(clock):
+    bar = progress.bar("epoch 3", 10, estimated=True, enabled=False)
+    bar.update(1, {"mean loss": 40.0})  # the first step (tracing) sets no pace
+    assert bar.line(clock[0]) == "epoch 3: 1/~10 [==>                 ] 0:00  mean loss 40"
+    clock[0] += 30  # 10 s a step since the first: 6 steps left
+    bar.update(4, {"mean loss": 30.25})
+    assert bar.line(clock[0]) == "epoch 3: 4/~10 [========>           ] 0:30, ETA 1:00  mean loss 30.25"
+    bar.update(12)  # past the estimate: a count
+    assert bar.line(clock[0]) == "epoch 3: 12 steps, 0:30  mean loss 30.25"
+    assert bar.line(clock[0], done=True) == "epoch 3: 12/12 [====================] 0:30  mean loss 30.25"
+    unknown = progress.bar("epoch 1", enabled=False)
+    clock[0] += 3600
+    unknown.update(5)
+    assert unknown.line(clock[0]) == "epoch 1: 5 steps, 1:00:00"
+
+
+def test_a_stopped_loop_ends_its_progress_line(capsys, monkeypatch):
+    """Ctrl-C inside a bar: "interrupted" (printed after it) starts a line of its own."""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    with pytest.raises(KeyboardInterrupt), progress.bar("dev perplexity", 4) as bar:
+        bar.update(1)
+        raise KeyboardInterrupt
+    shown = capsys.readouterr().out
+    assert shown.startswith("\rdev perplexity: 1/4 [=====>") and shown.endswith("\n")
+    assert "4/4" not in shown  # not drawn as finished
 
 
 def load_checkpoint_tables(working_dir):

@@ -13,6 +13,17 @@ import pytest
 from helpers import SHARED_DATA, cli_in_process, run_nmt, status_in_process, train_args
 
 
+def test_the_last_line_of_training_names_the_test_file_beside_the_training_file(tmp_path):
+    from rnnpb_nmt.train.resume import next_step
+
+    (tmp_path / "train.src").write_text("a\n")
+    assert next_step("runs/a b", str(tmp_path / "train.src")).endswith(
+        "--working_dir='runs/a b' --test_set=FILE")  # no test.src: a placeholder
+    (tmp_path / "test.src").write_text("a\n")
+    assert next_step("wd", str(tmp_path / "train.src")) == \
+        f"the model is in wd; test it with: rnnpb-nmt --do_testing --working_dir=wd --test_set={tmp_path}/test.src"
+
+
 def test_bad_data_files_give_one_line_errors(tmp_path, demo_data, capsys):
     short = tmp_path / "short.de"
     short.write_text("Nur eine Zeile .\n", encoding="utf-8")
@@ -52,6 +63,8 @@ def test_a_directory_of_run_files_without_hparams_is_not_overwritten(demo_data, 
     assert run_files(wd) == before
     status, out, _ = cli_in_process([*train_args(demo_data, wd, *small), "--start_over"], capsys)
     assert status == 0 and f"the previous run is now {tmp_path / 'wd.previous-1'}" in out
+    assert out.splitlines()[-1] == (f"the model is in {wd}; test it with: rnnpb-nmt --do_testing --working_dir={wd} "
+                                    f"--test_set={demo_data}/test.en")
     assert run_files(tmp_path / "wd.previous-1") == before and (wd / "hparams.json").is_file()
 
 
@@ -67,6 +80,8 @@ def test_start_over_moves_the_old_run_aside(demo_data, tmp_path, capsys):
     assert not (tmp_path / "wd.previous-1").exists()  # bad data: the old run stays where it was
     status, out, _ = cli_in_process([*train_args(demo_data, wd, *small, "--learning_rate=0.02"), "--start_over"], capsys)
     assert status == 0 and f"the previous run is now {tmp_path / 'wd.previous-1'}" in out
+    assert out.splitlines()[-1] == (f"the model is in {wd}; test it with: rnnpb-nmt --do_testing --working_dir={wd} "
+                                    f"--test_set={demo_data}/test.en")
     kept = tmp_path / "wd.previous-1"
     assert run_files(kept) == old
     assert json.loads((wd / "hparams.json").read_text())["learning_rate"] == 0.02

@@ -109,12 +109,13 @@ def test_joint_rerank_needs_a_bound_model_and_a_beam(demo_data, tmp_path):
 def test_the_command_line_reranks_both_ways(tmp_path, capsys):
     fixture = ROOT / "tests" / "fixtures" / "stack-py311"
     shutil.copytree(fixture / "rnnpb", tmp_path / "rnnpb")
-    for test_set, extra in (("test.en", []), ("test.de", ["--reverse_translation"])):
+    for test_set, extra, written in (("test.en", [], "test_trans.txt"),
+                                     ("test.de", ["--reverse_translation"], "test_trans.reverse.txt")):
         status, _, err = cli_in_process(["--do_testing", "--joint_rerank=0.5", "--beam_size=3",
                                          f"--test_set={fixture / 'corpus' / test_set}", f"--working_dir={tmp_path / 'rnnpb'}",
                                          *extra], capsys)
         assert status == 0, err
-        lines = (tmp_path / "rnnpb" / "test_trans.txt").read_text().splitlines()
+        lines = (tmp_path / "rnnpb" / written).read_text().splitlines()
         assert len(lines) == len((fixture / "corpus" / test_set).read_text().splitlines())
     assert "joint_rerank" not in (tmp_path / "rnnpb" / "hparams.json").read_text()
     status, _, err = cli_in_process(["--do_testing", "--joint_rerank=-1", f"--test_set={fixture / 'corpus' / 'test.en'}",

@@ -56,3 +56,29 @@ def test_an_ensemble_of_members_that_prepare_text_otherwise_is_refused():
     _check_same_preparation(["a", "b"], tasks[:2])
     with pytest.raises(UserError, match=r"^--ensemble: c prepares its text otherwise than a \(--tokenize, --subword"):
         _check_same_preparation(["a", "b", "c"], tasks)
+
+
+class _Echo(Translator):
+    """A translator that writes its inputs back, and ``first`` symbols for the first of them."""
+
+    def __init__(self, model, first):
+        super().__init__(model)
+        self.first = first
+
+    def translate(self, sentences, **options):
+        return [["x"] * self.first] + [list(s) for s in sentences[1:]]
+
+
+def test_inputs_longer_than_any_training_sentence_are_warned_of_in_one_line(demo_data, tmp_path, capsys):
+    lines = [" ".join(["the"] * n) for n in (12, 3, 9, 11)]
+    (tmp_path / "long.en").write_text("".join(line + "\n" for line in lines))
+    model = untrained_working_dir(tmp_path, demo_data, model="encdec", longest1=8, max_trans_ratio=1.5)
+    prediction.test(_Echo(model, 4), TranslationTask(), str(tmp_path / "long.en"), str(tmp_path), log=lambda _: None)
+    assert capsys.readouterr().err == (
+        f"warning: {tmp_path}/long.en:1: 12 tokens, longer than any training sentence (8); translated into 4 "
+        f"(--max_trans_ratio=1.5 allows 18); also {tmp_path}/long.en:3, {tmp_path}/long.en:4\n")
+    prediction.test(_Echo(model, 18), TranslationTask(), str(tmp_path / "long.en"), str(tmp_path), log=lambda _: None)
+    assert "translated into 18 (cut at the length cap --max_trans_ratio=1.5)" in capsys.readouterr().err
+    old_run = untrained_working_dir(tmp_path, demo_data, model="encdec")  # longest1 0: from before it was kept
+    prediction.test(_Echo(old_run, 4), TranslationTask(), str(tmp_path / "long.en"), str(tmp_path), log=lambda _: None)
+    assert capsys.readouterr().err == ""

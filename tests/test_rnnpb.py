@@ -210,12 +210,17 @@ def test_recognition_clips_each_gradient_at_recog_clip(trained):
 
 
 def test_translation_both_ways(trained_rnnpb, demo_data, capsys, tmp_path):
+    """Each direction writes its own test files: the reverse test keeps the forward one's."""
     wd = shutil.copytree(trained_rnnpb, tmp_path / "wd")  # testing writes into it: the shared run stays as trained
+    assert cli_in_process(["--do_testing", f"--test_set={demo_data}/test.en", f"--working_dir={wd}"], capsys)[0] == 0
+    forward = {name: (wd / name).read_bytes() for name in ("test_trans.txt", "testing_stats.json")}
     assert cli_in_process(["--do_testing", f"--test_set={demo_data}/test.de", "--reverse_translation",
                            f"--working_dir={wd}"], capsys)[0] == 0
-    stats = json.loads((wd / "testing_stats.json").read_text())
+    assert {name: (wd / name).read_bytes() for name in forward} == forward
+    assert json.loads(forward["testing_stats.json"])["direction"] == "A->B"
+    stats = json.loads((wd / "testing_stats.reverse.json").read_text())
     assert stats["direction"] == "B->A" and stats["reference"].endswith("test.en") and "bleu" in stats
-    lines = (wd / "test_trans.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    lines = (wd / "test_trans.reverse.txt").read_text(encoding="utf-8").split("\n")[:-1]
     assert len(lines) == 30
     de_words = set(workdir.Vocabulary.load(str(wd / "vocab2.txt")).itos[4:])
     en_words = set(workdir.Vocabulary.load(str(wd / "vocab1.txt")).itos[4:])

@@ -94,7 +94,8 @@ def test_a_new_task_reads_and_scores_through_the_contract(uppercase):
     task = registry.tasks()["uppercase"](Config())
     loaded = task.load_corpus(uppercase, Config())
     assert [loaded.vocab2.decode(ids) for ids in loaded.train_tgt] == [["A", "B"], ["B", "C", "A"], ["C", "C"]]
-    assert task.derived(uppercase, loaded) == dict(num_train=3, num_mono1=0, num_mono2=0, lang1="und", lang2="und")
+    assert task.derived(uppercase, loaded) == dict(num_train=3, num_mono1=0, num_mono2=0, longest1=3, longest2=3,
+                                                   lang1="und", lang2="und")
     sources, references, _ = task.read_test(uppercase["dev_set1"], None, "und")
     assert task.describe(task.score(sources, [["C", "A"]], references, "und")) == "accuracy 1.0000"
     assert task.describe(task.score(sources, [["C"]], references, "und")) == "accuracy 0.0000"

@@ -112,6 +112,21 @@ def test_a_raw_corpus_is_read_through_moses_and_sentencepiece_and_scored_on_raw_
         task.text.words("Der Mann sieht den Hund.", "en"), 1)
 
 
+def test_fewer_sentencepiece_pieces_than_asked_are_noted_in_one_line(demo_data, tmp_path, capsys):
+    files = raw_corpus(demo_data, tmp_path)
+    config = Config().replace(tokenize="moses", subword="sentencepiece", subword_vocab=5000, lang1="en", lang2="de")
+    task = TranslationTask(config, str(tmp_path))
+    task.load_corpus(files, config)
+    counts = task.text.piece_counts()
+    assert set(counts) == {1, 2} and max(counts.values()) < 5000
+    assert capsys.readouterr().err.splitlines() == [
+        f"note: --subword_vocab=5000: the training text gives fewer SentencePiece pieces: {counts[1]} for en, "
+        f"{counts[2]} for de"]
+    enough = config.replace(subword_vocab=min(counts.values()))
+    TranslationTask(enough, str(tmp_path)).load_corpus(files, enough)
+    assert "subword_vocab" not in capsys.readouterr().err
+
+
 def test_a_pretokenized_run_given_raw_files_warns_once(demo_data, tmp_path, capsys):
     files = raw_corpus(demo_data, tmp_path)
     config = Config().replace(lang1="en", lang2="de")

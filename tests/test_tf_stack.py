@@ -62,3 +62,35 @@ def test_lazy_adam_is_the_installed_stacks():
     optimizer = tf_stack.lazy_adam(0.01, [tf.Variable(tf.zeros([2, 2]))])
     assert type(optimizer).__module__.startswith("tensorflow_addons" if tf_stack.tfa else "rnnpb_nmt")
     assert tf_stack.KERAS_VERSION.startswith("2.")  # Keras 2 on both stacks: the same checkpoint keys
+
+
+def test_library_logs_are_hidden_and_everything_else_is_kept(capfd):
+    import os
+    import sys
+
+    with tf_stack.library_logs_hidden():
+        os.write(2, b"normalizer.cc(51) LOG(INFO) precompiled_charsmap is empty. use identity normalization.\n"
+                    b"2026-12-06 04:53:49.547901: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on.\n"
+                    b"a library's error\n")
+        print("the project's own line", file=sys.stderr)
+    # (pytest's sys.stderr is not descriptor 2: the order of the two is pytest's)
+    assert sorted(capfd.readouterr().err.splitlines()) == ["a library's error", "the project's own line"]
+    with pytest.raises(RuntimeError), tf_stack.library_logs_hidden():
+        os.write(2, b"normalizer.cc(51) LOG(INFO) before the failure\n")
+        raise RuntimeError
+    assert capfd.readouterr().err == "normalizer.cc(51) LOG(INFO) before the failure\n"  # a failure shows all
+
+
+def test_an_in_graph_sentencepiece_model_loads_without_its_log_line(capfd):
+    """What ``rnnpb-nmt export`` and ``serve`` do with a run's SentencePiece models (tensorflow-text,
+    whose SentencePiece logs LOG(INFO) lines for a model of identity normalisation)."""
+    tensorflow_text = pytest.importorskip("tensorflow_text")
+    from rnnpb_nmt.data.text import TextPipeline
+
+    pipeline = TextPipeline(subword="sentencepiece")
+    pipeline.train_subwords([["a", "dog", "sees", "the", "cat"]] * 20, [["ein", "Hund"]] * 20, 20, "unigram", False)
+    with tf_stack.library_logs_hidden():
+        pieces = tensorflow_text.SentencepieceTokenizer(model=pipeline.models[0], out_type=tf.string)
+        cut = pieces.tokenize(["a dog"]).to_list()
+    assert cut == [[p.encode() for p in pipeline.symbols(["a", "dog"], 1)]]
+    assert "LOG(INFO)" not in capfd.readouterr().err

@@ -130,6 +130,17 @@ def test_dev_every_measures_some_epochs_and_counts_the_others_as_no_improvement(
 
 
 @pytest.mark.slow  # trains two epochs
+def test_the_last_epoch_is_measured_on_dev_whatever_dev_every_says(setup, tmp_path):
+    """--dev_every=10 --max_epochs=2 measures epoch 1 by the interval and epoch 2 as the last: best/
+    is not epoch 1's in silence because the epochs after it were never weighed."""
+    make_trainer, corpus = setup
+    lines = []
+    stats = training.train(make_trainer(dev_every=10, max_epochs=2), corpus, str(tmp_path), log=lines.append)
+    assert [row["epoch"] for row in stats["epochs"] if "dev_perplexity" in row] == [1, 2]
+    assert "not measured" not in "\n".join(lines)
+
+
+@pytest.mark.slow  # trains two epochs
 def test_a_failed_statistics_write_keeps_the_last_epoch_resumable(setup, first_epoch, tmp_path, monkeypatch):
     """A full disk injected through the project's own I/O layer: training_stats.json cannot be
     written once epoch 2's state checkpoint is saved (tests/test_failed_writes.py fills a real disk)."""

@@ -171,6 +171,21 @@ def test_binary_input_ends_the_stream_in_one_line_after_the_lines_before_it(raw_
 
 
 @pytest.mark.slow
+def test_an_input_longer_than_training_is_warned_of_by_its_line_in_translate_mode(raw_run, capsys, tmp_path):
+    wd, data = raw_run
+    longest = json.loads((wd / "hparams.json").read_text())["longest1"]
+    lines = (data / "test.en").read_text(encoding="utf-8").splitlines()[:3]
+    (tmp_path / "in.en").write_text("\n".join([lines[0], " ".join(lines * 40), lines[1]]) + "\n", encoding="utf-8")
+    status, _, err = rnnpb_nmt(["translate", f"--working_dir={wd}", "-i", tmp_path / "in.en", "-o", tmp_path / "out"],
+                               capsys)
+    assert status == 0 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"warning: {tmp_path / 'in.en'}:2: ") and f"longer than any training sentence ({longest})" in err
+    assert "translated into" in err and "--max_trans_ratio=1.5" in err
+    load(str(wd)).translate([" ".join(lines * 40)])  # the API leaves warnings to its caller
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
 def test_nbest_scores_are_the_models_scores_of_those_translations(raw_run):
     import numpy as np
     import tensorflow as tf

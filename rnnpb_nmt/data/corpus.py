@@ -19,9 +19,12 @@ class Corpus:
     mono2: list = None
 
     def sizes(self):
-        """Row counts the models size their PB tables by (saved in hparams.json)."""
+        """Row counts the models size their PB tables by, and the symbols of each side's longest
+        training sentence, which testing warns of longer inputs by (saved in hparams.json)."""
         return {"num_train": len(self.train_src), "num_mono1": len(self.mono1 or []),
-                "num_mono2": len(self.mono2 or [])}
+                "num_mono2": len(self.mono2 or []),
+                **{f"longest{side}": max((len(ids) - 1 for ids in sentences), default=0)  # without <end>
+                   for side, sentences in ((1, self.train_src), (2, self.train_tgt))}}
 
 
 def load(files, config, vocabularies=None, read=None):

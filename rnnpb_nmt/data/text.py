@@ -73,6 +73,14 @@ class TextPipeline:
         self.models = (first, first if shared else _train_model(side2, vocab_size, kind))
         self._processors = [None, None]
 
+    def piece_counts(self):
+        """{side: the pieces of its SentencePiece model} for each side with a model of its own (side 1
+        alone when both share one); empty for a run without subwords."""
+        if self.subword == "none":
+            return {}
+        sides = (1,) if self.models[0] is self.models[1] else (1, 2)
+        return {side: self._processor(side).get_piece_size() for side in sides}
+
     def save(self, home):
         """Write the subword models into the working directory ``home`` (nothing for a run without)."""
         if self.subword == "none":

@@ -15,6 +15,7 @@ LINE counts input lines from 0, the score is the model's summed log-probability 
 empty translation (score 0).
 """
 
+import functools
 import os
 import queue
 import sys
@@ -87,11 +88,17 @@ def translate_stream(translator, task, source, out, nbest=1, scores=False, token
     nbest_format = nbest > 1 or scores or token_scores
     number = 0
     for batch in batches(read_lines_as_they_come(source, name), translator.config.test_batch_size):
-        for hypotheses in translate_nbest_lines(translator, task, batch, nbest, reverse):
+        place = functools.partial(_line_name, name, number)  # for warnings about the batch's lines
+        for hypotheses in translate_nbest_lines(translator, task, batch, nbest, reverse, place):
             for line in format_hypotheses(number, hypotheses, nbest_format, token_scores):
                 out.write(line + "\n")
             number += 1
         out.flush()
+
+
+def _line_name(name, first, index):
+    """``name:line`` of the line ``index`` lines after line ``first`` (both from 0) of input ``name``."""
+    return f"{name}:{first + index + 1}"
 
 
 def translate_file(translator, task, input_path, output_path, **options):

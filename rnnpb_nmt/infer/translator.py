@@ -49,27 +49,29 @@ class Translator:
     def dev_perplexity(self, src, tgt, batch_size=None):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources),
         in batches of at most ``batch_size`` (default: --test_batch_size)."""
-        _, scored = self._evaluate(self._score_fn, src, tgt, interrupts.check, batch_size=batch_size)
+        _, scored = self._evaluate(self._score_fn, src, tgt, interrupts.check, batch_size=batch_size,
+                                   label="dev perplexity")
         return perplexity(*(np.concatenate(column) for column in zip(*scored)))
 
-    def _evaluate(self, fn, src, tgt, after_batch=None, show_progress=True, batch_size=None):
+    def _evaluate(self, fn, src, tgt, after_batch=None, show_progress=True, batch_size=None, label="translating"):
         """Evaluation batches of ``src`` (and ``tgt``) and, for each, ``fn(batch)`` as numpy arrays.
 
         Batches run on every CPU core at once (``rnnpb_nmt.infer.parallel``), so a small set is cut into
-        at least as many batches as there are cores. ``after_batch()`` runs between batches.
+        at least as many batches as there are cores. ``after_batch()`` runs between batches; the
+        progress bar (``show_progress``) is called ``label``.
         """
         workers = parallel.workers()
         cap = parallel.batch_cap(len(src), batch_size or self.config.test_batch_size, workers)
         batches = evaluation_batches(src, tgt, cap)
-        bar = progress.bar(len(batches), enabled=show_progress)
+        with progress.bar(label, len(batches), enabled=show_progress) as bar:
 
-        def done(step):
-            bar.update(step)
-            if after_batch:
-                after_batch()
+            def done(step):
+                bar.update(step)
+                if after_batch:
+                    after_batch()
 
-        results = parallel.map_batches(lambda b: [t.numpy() for t in fn(b)], batches, workers,
-                                       cost=lambda b: int(tf.size(b["src"])), done=done)
+            results = parallel.map_batches(lambda b: [t.numpy() for t in fn(b)], batches, workers,
+                                           cost=lambda b: int(tf.size(b["src"])), done=done)
         return batches, results
 
     def _search_fn(self, beam_size, reverse):

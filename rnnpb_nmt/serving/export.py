@@ -25,7 +25,7 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
-from rnnpb_nmt import api, cli, config as config_lib
+from rnnpb_nmt import api, cli, config as config_lib, tf_stack
 from rnnpb_nmt.data.files import write_json, writing
 from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, UNK_ID
 from rnnpb_nmt.errors import UserError
@@ -82,9 +82,10 @@ class _PipelineText(tf.Module):
             # Each its own name: unnamed, the two models' resources are one after a SavedModel is
             # loaded (both become the model restored first), and a language is cut and joined with
             # the other's pieces.
-            self.pieces = [tensorflow_text.SentencepieceTokenizer(model=model, out_type=tf.string,
-                                                                  name=f"sentencepiece_{side}")
-                           for side, model in enumerate(pipeline.models, 1)]
+            with tf_stack.library_logs_hidden():  # SentencePiece's LOG(INFO) lines, one a model
+                self.pieces = [tensorflow_text.SentencepieceTokenizer(model=model, out_type=tf.string,
+                                                                      name=f"sentencepiece_{side}")
+                               for side, model in enumerate(pipeline.models, 1)]
 
     def _model(self, language):
         """Side 2's model for the target language of a run between two languages, else side 1's

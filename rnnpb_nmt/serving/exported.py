@@ -15,6 +15,7 @@ import re
 
 import tensorflow as tf
 
+from rnnpb_nmt import tf_stack
 from rnnpb_nmt.data.files import read_json_object
 from rnnpb_nmt.data.text import TextPipeline
 from rnnpb_nmt.errors import UserError
@@ -32,7 +33,8 @@ class ExportedModel:
         self.info, self.name, self.version = info, info["name"], info["version"]
         self.beam_size, self.reversible = info["beam_size"], SIGNATURES[True] in info["signatures"]
         try:
-            self._loaded = tf.saved_model.load(path)  # kept: its signatures use its resources
+            with tf_stack.library_logs_hidden():  # SentencePiece logs each model it loads
+                self._loaded = tf.saved_model.load(path)  # kept: its signatures use its resources
         except (OSError, ValueError, tf.errors.OpError) as e:
             raise UserError(f"{path}: not a loadable SavedModel ({str(e).strip().splitlines()[0]})") from None
         self._outside = info["outside"]

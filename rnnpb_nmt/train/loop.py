@@ -46,9 +46,11 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     the tied epoch becomes the best); each epoch on the ``task``'s ``epoch_corpus`` (``corpus``
     itself, unless the task draws new pairs), a pass over it or its --epoch_examples pairs.
 
-    The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ...; an epoch
-    without a measurement counts as one without improvement, as in the thesis's code (which
-    measured every second epoch, and for a recognising model that is most of an epoch's time).
+    The dev perplexity is measured on epochs 1, 1 + dev_every, 1 + 2 dev_every, ... and on epoch
+    --max_epochs, so that the epochs trained after the last measurement are not left unweighed (and
+    a best/ of an early epoch tested in silence); an epoch without a measurement counts as one
+    without improvement, as in the thesis's code (which measured every second epoch, and for a
+    recognising model that is most of an epoch's time).
     With --early_stopping_metric=score the measured epochs also translate the dev set, and the
     ``task``'s score of it (``dev_score``) decides instead: a model can reach its best outputs
     before its best perplexity (McCoy et al. stopped question formation on dev accuracy).
@@ -80,7 +82,7 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     scorer = (lambda: dev_score(translator, task, corpus)) if t.early_stopping_metric == "score" else None
     summaries = Summaries(working_dir)
     for epoch in range(len(stats.epochs) + 1, t.max_epochs + 1):
-        measured = (epoch - 1) % t.dev_every == 0
+        measured = (epoch - 1) % t.dev_every == 0 or epoch == t.max_epochs
         epoch_corpus = task.epoch_corpus(corpus, epoch) if task else corpus
         scale = stats.learning_rate_scale
         trainer.scale_learning_rates(scale)

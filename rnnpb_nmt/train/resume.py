@@ -8,6 +8,8 @@ trained further, and nothing of an existing run is changed by a command that is 
 """
 
 import contextlib
+import os
+import shlex
 
 import tensorflow as tf
 
@@ -65,6 +67,18 @@ def train(models, tasks, given, working_dir, start_over=False, distribute="none"
             print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {run}")
         with interrupts.safe_points(), strategy.scope():
             loop.train(trainer, corpus, run.path, task)
+    if not given.get("do_testing"):
+        print(next_step(run.path, config.data.train_set1))
+
+
+def next_step(working_dir, train_set):
+    """The line that ends a training: where the model is and the command that tests it, on the test
+    file beside ``train_set`` (``train.en`` -> ``test.en``) if there is one."""
+    folder, name = os.path.split(train_set)
+    guess = os.path.join(folder, name.replace("train", "test", 1))
+    test_set = shlex.quote(guess) if guess != train_set and os.path.isfile(guess) else "FILE"
+    return (f"the model is in {working_dir}; test it with: rnnpb-nmt --do_testing "
+            f"--working_dir={shlex.quote(working_dir)} --test_set={test_set}")
 
 
 def with_saved_settings(run, models, tasks, given):

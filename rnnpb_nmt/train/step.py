@@ -45,6 +45,7 @@ class Trainer:
         with self.strategy.scope():  # a mirrored generator: each replica draws its own stream
             self.rng = tf.random.Generator.from_seed(self.config.seed)
         self._optimizers, self._learning_rate_scale = None, 1.0
+        self._epoch_steps = None  # the last epoch's, the next one's expected length (its progress bar)
         self._steps, self._batch_specs = {}, {}
 
     @property
@@ -173,20 +174,25 @@ class Trainer:
         return self._steps[kind](batch)
 
     def train_epoch(self, corpus, epoch, best_dir):
-        """One pass over the training data and the model's end-of-epoch hook; its TrainedEpoch."""
+        """One pass over the training data and the model's end-of-epoch hook; its TrainedEpoch.
+
+        Its progress bar expects as many steps as the last epoch had (bucketing, --p_mono and the
+        curriculum vary the count a little), and shows the mean loss of the epoch so far: a
+        batch's own loss jumps with its sentences' lengths."""
         started = time.time()
         rng = np.random.default_rng([self.config.seed, epoch])
-        totals = EpochTotals()
+        totals, loss = EpochTotals(), 0.0
         self.start_epoch(epoch)
-        bar = progress.bar(None, stateful=["loss"])
-        for kind, batch in self.epoch_batches(corpus, epoch, rng):
-            interrupts.check()
-            step = StepResult.from_outputs(self.train_step(batch, kind))
-            if not step.finite:
-                raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
-                                f"step {totals.steps + 1}; the best weights so far are in {best_dir}")
-            totals.add(step)
-            bar.update(totals.steps, [("loss", step.loss)])
-        bar.update(totals.steps, finalize=True)
+        with progress.bar(f"epoch {epoch}", self._epoch_steps, estimated=True) as bar:
+            for kind, batch in self.epoch_batches(corpus, epoch, rng):
+                interrupts.check()
+                step = StepResult.from_outputs(self.train_step(batch, kind))
+                if not step.finite:
+                    raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
+                                    f"step {totals.steps + 1}; the best weights so far are in {best_dir}")
+                totals.add(step)
+                loss += step.loss
+                bar.update(totals.steps, {"mean loss": loss / totals.steps})
+        self._epoch_steps = totals.steps
         self.model.on_epoch_end(epoch, rng)
         return totals.epoch(time.time() - started)

@@ -84,6 +84,7 @@ class TranslationTask(Task):
             self.text.train_subwords(words(data_files["train_set1"], 1), words(data_files["train_set2"], 2),
                                      config.data.subword_vocab, config.data.subword_type,
                                      shared=config.model.autoencode or languages[1] == languages[2])
+            _note_fewer_pieces(config.data.subword_vocab, self.text.piece_counts(), languages)
         loaded = corpus.load(data_files, config, vocabularies,
                              read=lambda path, side: [self.text.symbols(w, side) for w in words(path, side)])
         if self.text.tokenize_mode == "pretokenized":
@@ -168,3 +169,12 @@ def _warn_if_untokenized(path, sentences):
         print(f"warning: {path} looks untokenized (punctuation glued to words, e.g. 'Tom.'); it is read as "
               "tokenized text (--tokenize=pretokenized): give --tokenize=moses to tokenize it, and with it every "
               "test and query input", file=sys.stderr)
+
+
+def _note_fewer_pieces(asked, counts, languages):
+    """One line when a SentencePiece model (``counts``: pieces by side) has fewer pieces than
+    --subword_vocab=``asked``: a small training text has no more (``hard_vocab_limit`` is off)."""
+    fewer = [f"{count} for {languages[side]}" for side, count in counts.items() if count < asked]
+    if fewer:
+        print(f"note: --subword_vocab={asked}: the training text gives fewer SentencePiece pieces: "
+              f"{', '.join(fewer)}", file=sys.stderr)
