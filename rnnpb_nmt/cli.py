@@ -1,9 +1,12 @@
-"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query; and --translate.
+"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query; and --translate;
+and its commands: ``rnnpb-nmt train|test|translate`` (those modes, each with only its own flags and a
+short --help), ``export``, ``serve`` (``rnnpb_nmt.serving``) and ``demo-data`` (``rnnpb_nmt.demo_data``).
 
 Flags keep the thesis's names so that its run scripts work unchanged. Unknown flags and invalid
-values are one-line errors naming the closest flag or value (exit status 2); a UserError or OSError
-anywhere becomes one line on stderr and exit status 1. Here: the flags, and which command runs;
-what --do_training does with a working directory is ``rnnpb_nmt.train.resume``'s.
+values are one-line errors naming the closest flag or value (exit status 2; the parsing is
+``rnnpb_nmt.flags``'); a UserError or OSError anywhere becomes one line on stderr and exit status 1.
+Here: the flags, and which command runs; what --do_training does with a working directory is
+``rnnpb_nmt.train.resume``'s.
 """
 
 import argparse
@@ -112,22 +115,29 @@ def _presets():
             *(f"  {p.name:<11} {p.help}" for p in registry.presets().values())]
 
 
+def _parser(command):
+    """The parser of the thesis's command (``command`` None: its usage, the commands and presets,
+    --version) or of a subcommand, without their flags."""
+    name = flags.prog()
+    if command is not None:
+        return flags.Parser(prog=f"{name} {command}", usage="%(prog)s --working_dir=DIR [flags]",
+                            description=COMMANDS[command][0], example=EXAMPLES[command].format(prog=name))
+    p = flags.Parser(prog=name, usage="%(prog)s COMMAND [flags]  |  %(prog)s --do_training|--do_testing|--query=TEXT|"
+                                      "--translate|--analyze [flags] --working_dir=DIR",
+                     description="\n".join(["Bound-RNNPB and seq-to-seq neural machine translation.", "",
+                                            *_commands(), "", *_presets()]),
+                     epilog=f"The model, training and data flags, with their defaults: {name} train --help "
+                            f"[--model=NAME]; the translation flags: {name} test --help; every flag: {flags.DOCS}.")
+    p.add_argument("--version", action="version", version=version(), help="the version of the package, Python and "
+                                                                           "TensorFlow")
+    return p
+
+
 def build_parser(model_names, task_names=None, command=None):
     """The parser of ``model_names`` and ``task_names`` (default: every registered task): of the
     thesis's command, or of a subcommand (train, test, translate): its flags, its config sections."""
     task_names = registry.tasks() if task_names is None else task_names
-    name = flags.prog()
-    if command is None:
-        p = flags.Parser(prog=name, usage="%(prog)s COMMAND [flags]  |  %(prog)s --do_training|--do_testing|--query=TEXT|"
-                                         "--translate|--analyze [flags] --working_dir=DIR",
-                         description="\n".join(["Bound-RNNPB and seq-to-seq neural machine translation.", "",
-                                                *_commands(), "", *_presets()]),
-                         epilog=f"The model, training and data flags, with their defaults: {name} train --help "
-                                f"[--model=NAME]; the translation flags: {name} test --help; every flag: {flags.DOCS}.")
-        p.add_argument("--version", action="version", version=version(), help="the version of the package, Python and TensorFlow")
-    else:
-        p = flags.Parser(prog=f"{name} {command}", usage="%(prog)s --working_dir=DIR [flags]",
-                         description=COMMANDS[command][0], example=EXAMPLES[command].format(prog=name))
+    p = _parser(command)
     mode = p.add_argument_group("what to do" if command is None else f"{command}'s flags")
     for commands, names, kwargs in OWN_FLAGS:
         if command is None or command in commands:

@@ -139,7 +139,7 @@ class Parser(argparse.ArgumentParser):
         lines = [super().format_help().rstrip("\n")]
         given = _given(self.argv, {a.dest: a for a in self._actions})
         for name in self.sections:
-            lines += ["", f"{GROUPS[name]}, with their defaults (what each does: {DOCS}):",
+            lines += ["", f"{GROUPS[name]}, a new run's defaults (what each does: {DOCS}):",
                       *listing(config_lib.SECTIONS[name], given)]
         if self.example:
             lines += ["", "example:", f"  {self.example}"]
