@@ -77,8 +77,8 @@ class Preset(typing.NamedTuple):
 
 @functools.cache
 def presets():
-    """--preset names -> ``Preset``s: the ``PRESETS`` ({name: (help, values)}) of every model
-    family's ``presets`` module, in the families' order (as ``option_modules``)."""
+    """--preset names -> ``Preset``s: the ``PRESETS`` ({name: (help, values)}) of the ``presets``
+    module beside a model family's ``options`` module, in the families' order (``option_modules``)."""
     found = {}
     for module in option_modules():
         family = module.__name__.rpartition(".")[0]

@@ -206,6 +206,14 @@ def test_each_help_is_short_and_ends_with_an_example_that_parses(command, capsys
         assert parsed[0] == 0 and parsed[2] == ""
 
 
+def test_the_training_help_of_every_model_and_task_is_short(capsys):
+    for model in models():
+        for task in tasks():
+            status, out, _ = cli_in_process(["train", f"--model={model}", f"--task={task}", "--amortize=encoder",
+                                             "--pb_binding=soft", "--help"], capsys)
+            assert status == 0 and len(out.splitlines()) <= 120, (model, task, len(out.splitlines()))
+
+
 def test_the_helps_show_defaults_and_only_the_flags_that_apply(capsys):
     def help_of(*args):  # its words (argparse wraps lines at the terminal's width)
         return " ".join(cli_in_process([*args, "--help"], capsys)[1].split())
