@@ -299,3 +299,17 @@ def test_a_run_records_its_preset_and_an_older_run_had_none(capsys):
     assert Config.from_saved(older, "hparams.json").model.preset == "none"
     status, _, err = cli_in_process(["--query=hi", "--preset=bound", "--working_dir=x"], capsys)
     assert status == 1 and err.startswith("error: --preset: only with --do_training")
+
+
+def test_a_run_resumes_by_its_preset_or_by_the_flags_it_stands_for(tmp_path):
+    from rnnpb_nmt.data.files import write_json
+    from rnnpb_nmt.errors import UserError
+    from rnnpb_nmt.train.resume import check_resumable
+
+    files = ("--train_set1=a", "--train_set2=b")
+    write_json(str(tmp_path / "hparams.json"), config_of(*BOUND_FLAGS, *files).to_flat())
+    for flags in (["--preset=bound"], BOUND_FLAGS):
+        assert check_resumable(str(tmp_path), models(), config_of(*flags, *files), {}).model.preset == "none"
+    with pytest.raises(UserError, match=r"another configuration: --units \(was 128, now 256\)") as refused:
+        check_resumable(str(tmp_path), models(), config_of("--preset=bound", "--units=256", *files), {})
+    assert "--preset" not in str(refused.value)
