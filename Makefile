@@ -14,13 +14,10 @@ DEMO := demo
 SENTENCE := "The old teacher sees a small dog ."
 RAW_SENTENCE := "The old teacher sees a small dog."
 SATZ := "Der alte Lehrer sieht einen kleinen Hund ."
-# The bound RNNPB model as it translates best on the demo corpus (run_scripts/results/notes/
-# bound_translation.md, 2026-11-27): each language's encoder proposes a sentence's PB (its final
-# state), one gradient step on the language model refines it, the PB starts the other language's
-# model; the two PB spaces bound (soft, 0.1); one model, both directions. --analyze measures the
-# binding: is each test sentence's translation its nearest PB?
-BOUND := --amortize=encoder --proposal_output=state --pb_input=state --proposal_layers=2 --num_PB=512 \
-  --refine_steps=1 --refine_step_size=0.3 --both_directions --self_loss=0 --pb_binding=soft --pb_binding_strength=0.1
+# The bound RNNPB model as it translates best on the demo corpus (--preset=bound:
+# rnnpb_nmt/models/rnnpb/presets.py, run_scripts/results/notes/bound_translation.md): one model,
+# both directions. --analyze measures the binding: is each test sentence's translation its nearest PB?
+BOUND := --preset=bound
 
 .PHONY: demo test test-all test-fast lint fuzz benchmark clean venv
 
@@ -61,7 +58,7 @@ fuzz: venv
 # seq-to-seq and the bound RNNPB model (both directions) on the tokenized corpus. Re-running it
 # replaces the demo's own working directories.
 demo: venv
-	$(PYTHON) data/generate_demo.py --out $(DEMO)/raw --train 4000 --raw
+	$(PYTHON) nmt.py demo-data --out=$(DEMO)/raw --train=4000 --raw
 	rm -rf $(DEMO)/subword
 	$(PYTHON) nmt.py --do_training --model=encdec --attention=content --tokenize=moses \
 	  --subword=sentencepiece --subword_vocab=1000 \
@@ -70,7 +67,7 @@ demo: venv
 	  --dev_set1=$(DEMO)/raw/dev.en --dev_set2=$(DEMO)/raw/dev.de --working_dir=$(DEMO)/subword
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/raw/test.en --working_dir=$(DEMO)/subword
 	echo $(RAW_SENTENCE) | $(PYTHON) nmt.py translate --working_dir=$(DEMO)/subword --nbest=3
-	$(PYTHON) data/generate_demo.py --out $(DEMO)/data --train 4000
+	$(PYTHON) nmt.py demo-data --out=$(DEMO)/data --train=4000
 	rm -rf $(DEMO)/encdec $(DEMO)/bound
 	$(PYTHON) nmt.py --do_training --model=encdec --reverse_source \
 	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=12 \
@@ -78,8 +75,7 @@ demo: venv
 	  --dev_set1=$(DEMO)/data/dev.en --dev_set2=$(DEMO)/data/dev.de --working_dir=$(DEMO)/encdec
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/encdec
 	$(PYTHON) nmt.py --query=$(SENTENCE) --working_dir=$(DEMO)/encdec
-	$(PYTHON) nmt.py --do_training --model=rnnpbnmt $(BOUND) \
-	  --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 --max_epochs=20 \
+	$(PYTHON) nmt.py --do_training $(BOUND) --max_epochs=20 \
 	  --train_set1=$(DEMO)/data/train.en --train_set2=$(DEMO)/data/train.de \
 	  --dev_set1=$(DEMO)/data/dev.en --dev_set2=$(DEMO)/data/dev.de --working_dir=$(DEMO)/bound
 	$(PYTHON) nmt.py --do_testing --test_set=$(DEMO)/data/test.en --working_dir=$(DEMO)/bound

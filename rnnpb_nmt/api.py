@@ -11,8 +11,9 @@ output is raw text. Calls are batched (``--test_batch_size`` sentences at once, 
 """
 
 from rnnpb_nmt import registry
-from rnnpb_nmt.config import SECTIONS, check_ranges, fields
+from rnnpb_nmt.config import check_ranges
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.flags import INFERENCE
 from rnnpb_nmt.infer import parallel
 from rnnpb_nmt.infer.prediction import translate_nbest_lines
 from rnnpb_nmt.infer.translator import Translator
@@ -24,11 +25,10 @@ class TrainedModel:
 
     def __init__(self, working_dir, **settings):
         models = registry.models()
-        inference = {f.name for f in fields(SECTIONS["inference"])}
-        unknown = sorted(set(settings) - inference)
+        unknown = sorted(set(settings) - set(INFERENCE))
         if unknown:
             raise UserError(f"load: unknown setting(s) {', '.join(unknown)} (translation settings: "
-                            f"{', '.join(sorted(inference))})")
+                            f"{', '.join(sorted(INFERENCE))})")
         check_ranges(settings)
         model = WorkingDir(working_dir).load_model(models, settings)
         self.working_dir, self.config = working_dir, model.config

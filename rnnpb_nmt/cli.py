@@ -1,20 +1,24 @@
-"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query; and --translate.
+"""The command line of the thesis (SPEC section 7): --do_training, --do_testing, --query; and --translate;
+and its commands: ``rnnpb-nmt train|test|translate`` (those modes, each with only its own flags and a
+short --help), ``export``, ``serve`` (``rnnpb_nmt.serving``) and ``demo-data`` (``rnnpb_nmt.demo_data``).
 
 Flags keep the thesis's names so that its run scripts work unchanged. Unknown flags and invalid
-values are one-line errors naming the closest flag or value (exit status 2); a UserError or OSError
-anywhere becomes one line on stderr and exit status 1. Here: the flags, and which command runs;
-what --do_training does with a working directory is ``rnnpb_nmt.train.resume``'s.
+values are one-line errors naming the closest flag or value (exit status 2; the parsing is
+``rnnpb_nmt.flags``'); a UserError or OSError anywhere becomes one line on stderr and exit status 1.
+Here: the flags, and which command runs; what --do_training does with a working directory is
+``rnnpb_nmt.train.resume``'s.
 """
 
 import argparse
-import difflib
+import importlib.metadata
 import io
 import os
+import platform
 import sys
 
 import tensorflow as tf
 
-from rnnpb_nmt import config as config_lib, registry
+from rnnpb_nmt import config as config_lib, flags, registry
 from rnnpb_nmt.data import files
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import analysis, parallel, prediction, streaming
@@ -22,143 +26,175 @@ from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.infer.voting import VotingTranslator
 from rnnpb_nmt.train import interrupts, resume, workdir
 
-GROUPS = {"data": "data", "model": "model (saved in hparams.json)", "training": "training (saved in hparams.json)",
-          "inference": "translation and recognition (saved; may be changed at test time)"}
+DEMO = "--train_set1=demo/data/train.en --train_set2=demo/data/train.de --dev_set1=demo/data/dev.en " \
+       "--dev_set2=demo/data/dev.de"
+# The subcommands: what each does, and the thesis's flag it stands for (None: a command of its own).
+COMMANDS = {
+    "train": ("train a model into --working_dir, or resume its unfinished run there", "--do_training"),
+    "test": ("translate --test_set and score it (BLEU, or the task's score); --analyze", "--do_testing"),
+    "translate": ("translate raw text: -i FILE or stdin, to -o FILE or stdout", "--translate"),
+    "export": ("write a trained run as a TensorFlow SavedModel", None),
+    "serve": ("answer translation requests over HTTP (JSON)", None),
+    "demo-data": ("write the demo's synthetic en->de corpus (tokenized, or --raw)", None),
+}
+EXAMPLES = {
+    "train": f"{{prog}} train --preset=bound {DEMO} --working_dir=runs/bound",
+    "test": "{prog} test --test_set=demo/data/test.en --working_dir=runs/bound",
+    "translate": "echo 'The old teacher sees a small dog .' | {prog} translate --nbest=3 --working_dir=runs/bound",
+}
+# The flags that are no configuration field: the subcommands that take each (all: the thesis's command).
+OWN_FLAGS = [
+    ((), ("--do_training",), dict(action="store_true", help="train a model into --working_dir, or continue the "
+                                  "unfinished run there (with no training files given, its saved settings fill in "
+                                  "the flags not given)")),
+    ((), ("--do_testing",), dict(action="store_true", help="translate --test_set and score BLEU")),
+    ((), ("--query",), dict(help="translate this raw sentence ('-': one sentence per stdin line, each answered at "
+                                 "once)")),
+    ((), ("--translate",), dict(action="store_true", help="translate raw text --input into --output, line by line "
+                                                          "(also: rnnpb-nmt translate ...)")),
+    (("translate",), ("-i", "--input"), dict(default="-", help="--translate: the raw text to translate ('-': stdin)")),
+    (("translate",), ("-o", "--output"), dict(default="-", help="--translate: where the translations go ('-': "
+                                                                 "stdout)")),
+    (("translate",), ("--nbest",), dict(type=int, default=1, help="--translate/--query: the N best translations of "
+                                        "each line, as 'LINE ||| text ||| score' (at most --beam_size)")),
+    (("translate",), ("--scores",), dict(action="store_true", help="--translate/--query: each translation's score "
+                                         "(summed log-probability), as --nbest's lines")),
+    (("translate",), ("--token_scores",), dict(action="store_true", help="--translate/--query: also the "
+                                               "log-probability of each output symbol and of the end")),
+    (("test",), ("--analyze",), dict(action="store_true", help="write the thesis's figures and PB diagnostics (a "
+                                     "bound RNNPB: bitext retrieval) to --analysis_dir (on --test_set, default: the "
+                                     "dev set)")),
+    (("test",), ("--analysis_dir",), dict(help="--analyze: where its figures and summary go (default: "
+                                          "<working_dir>/analysis)")),
+    (("train", "test", "translate"), ("--working_dir",), dict(required=True, help="where the model and its "
+                                      "statistics live (with --ensemble: where the vote's test files go)")),
+    (("test",), ("--ensemble",), dict(help="--do_testing by the majority vote of these trained working directories "
+                                      "(comma-separated; a tie goes to the first listed)")),
+    (("train",), ("--start_over",), dict(action="store_true", help="--do_training into a --working_dir that holds a "
+                                         "run: move that run to <working_dir>.previous-N and train anew (without it, "
+                                         "the run is resumed or refused)")),
+    (("train", "test", "translate"), ("--device",), dict(choices=["cpu", "gpu", "auto"], default="auto", help=(
+        "cpu hides every GPU (the thesis tested on cpu); gpu refuses to run without one"))),
+    (("train",), ("--distribute",), dict(choices=["none", "mirrored", "multiworker"], default="none",
+                                         help="train with tf.distribute (multiworker reads TF_CONFIG)")),
+    (("test", "translate"), ("--reverse_translation",), dict(action="store_true", help="translate B->A with a bound "
+                                                            "RNNPB (the model is symmetric)")),
+]
+TEST_FILES = [
+    ("--test_set", "tokenized text to translate and score (--do_testing)"),
+    ("--test_ref", "reference of --test_set (default: its counterpart, test.en -> test.de)"),
+]
+# The config sections each subcommand's flags come from (the thesis's command: every one).
+SECTIONS = {"train": ("model", "training", "data", "inference"), "test": ("inference",), "translate": ("inference",)}
 
 
-def _add_flags(group, section, choices=None):
-    """One flag per field of a config section, from its metadata; every default is None, which
-    means "not given" (a resumed or tested run takes the saved value)."""
-    for field in config_lib.fields(section):
-        m = field.metadata
-        if not m["flag"]:
-            continue
-        kind = config_lib.flag_type(field)
-        if kind is bool:
-            group.add_argument(f"--{field.name}", action="store_true", default=None, help=m["help"])
-        else:
-            group.add_argument(f"--{field.name}", type=kind, default=None, help=m["help"],
-                               choices=(choices or {}).get(field.name, m["choices"]))
+def version():
+    """The installed package's version (``pip install``; a clone run as nmt.py has none), and the stack's."""
+    try:
+        number = importlib.metadata.version("rnnpb-nmt")
+    except importlib.metadata.PackageNotFoundError:
+        number = "(not installed: no package metadata)"
+    return f"rnnpb-nmt {number} (Python {platform.python_version()}, TensorFlow {tf.__version__})"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, whose errors are one line (not the usage, 46 lines of it), naming the flags or
-    values closest to a mistyped one."""
-
-    def parse_args(self, args=None, namespace=None):
-        parsed, unknown = self.parse_known_args(args, namespace)
-        if unknown:
-            self.error(f"unrecognized arguments: {self._unknown(unknown)}")
-        return parsed
-
-    def _unknown(self, unknown):
-        """The unknown arguments, and the known flags closest to each unknown flag."""
-        flags = [s for s in self._option_string_actions if s.startswith("--")]
-        close = {word.split("=")[0]: " or ".join(_closest(word.split("=")[0], flags))
-                 for word in unknown if word.startswith("-")}
-        close = {word: hint for word, hint in close.items() if hint}
-        if not close:
-            return f"{' '.join(unknown)} ({self.prog} --help lists the flags)"
-        hints = next(iter(close.values())) if len(close) == 1 else ", ".join(f"{h} for {w}" for w, h in close.items())
-        return f"{' '.join(unknown)} (did you mean {hints}?)"
-
-    def _check_value(self, action, value):
-        """argparse's check of a --flag=VALUE against the flag's choices (its message), naming the
-        closest choices."""
-        if action.choices is not None and value not in action.choices:
-            close = " or ".join(map(repr, _closest(str(value), [str(c) for c in action.choices])))
-            raise argparse.ArgumentError(action, f"invalid choice: {value!r} (choose from "
-                                                 f"{', '.join(map(repr, action.choices))}"
-                                                 f"{f'; did you mean {close}?' if close else ''})")
-
-    def error(self, message):
-        self.exit(2, f"error: {message}\n")
+def usage():
+    """What a bare ``rnnpb-nmt`` prints: the subcommands, the thesis's flags, and where the rest is."""
+    name = flags.prog()
+    return "\n".join([f"usage: {name} COMMAND [flags]      (or the thesis's flags: {name} --do_training ...)", "",
+                      *_commands(), "", f"{name} --help: the thesis's flags and the presets; {name} --version; "
+                                        f"every flag: {flags.DOCS}"])
 
 
-def _closest(word, known):
-    """The ``known`` words closest to a mistyped ``word``: the closest, and those nearly as close."""
-    ratios = {k: difflib.SequenceMatcher(None, word, k).ratio() for k in known}
-    best = max(ratios.values(), default=0)
-    return [k for k in difflib.get_close_matches(word, known, n=3) if ratios[k] >= best - 0.1]
+def _commands():
+    return ["commands (COMMAND --help: its flags, with their defaults, and an example):",
+            *(f"  {command:<11} {summary}" for command, (summary, _) in COMMANDS.items())]
 
 
-def _prog():
-    """The command's name as it was run: ``rnnpb-nmt`` (the console command) or ``nmt.py``."""
-    name = os.path.basename(sys.argv[0])
-    return "python3 -m rnnpb_nmt" if name == "__main__.py" else name or "rnnpb-nmt"
+def _presets():
+    return ["presets (--preset=NAME with train; flags given beside it replace its values):",
+            *(f"  {p.name:<11} {p.help}" for p in registry.presets().values())]
 
 
-def build_parser(model_names, task_names=None):
-    """The parser of ``model_names`` and ``task_names`` (default: every registered task)."""
-    task_names = registry.tasks() if task_names is None else task_names
-    p = _Parser(prog=_prog(), allow_abbrev=False,
-                description="Bound-RNNPB and seq-to-seq neural machine translation.")
-    mode = p.add_argument_group("what to do")
-    mode.add_argument("--do_training", action="store_true",
-                      help="train a model into --working_dir, or continue the unfinished run there (with no "
-                           "training files given, its saved settings fill in the flags not given)")
-    mode.add_argument("--do_testing", action="store_true", help="translate --test_set and score BLEU")
-    mode.add_argument("--query", help="translate this raw sentence ('-': one sentence per stdin line, each "
-                                      "answered at once)")
-    mode.add_argument("--translate", action="store_true",
-                      help="translate raw text --input into --output, line by line (also: rnnpb-nmt translate ...)")
-    mode.add_argument("-i", "--input", default="-", help="--translate: the raw text to translate ('-': stdin)")
-    mode.add_argument("-o", "--output", default="-", help="--translate: where the translations go ('-': stdout)")
-    mode.add_argument("--nbest", type=int, default=1,
-                      help="--translate/--query: the N best translations of each line, as 'LINE ||| text ||| score' "
-                           "(at most --beam_size)")
-    mode.add_argument("--scores", action="store_true",
-                      help="--translate/--query: each translation's score (summed log-probability), as --nbest's lines")
-    mode.add_argument("--token_scores", action="store_true",
-                      help="--translate/--query: also the log-probability of each output symbol and of the end")
-    mode.add_argument("--analyze", action="store_true",
-                      help="write the thesis's figures and PB diagnostics to --analysis_dir "
-                           "(on --test_set, default: the dev set)")
-    mode.add_argument("--analysis_dir", help="--analyze: where its figures and summary go "
-                                             "(default: <working_dir>/analysis)")
-    mode.add_argument("--working_dir", required=True, help="where the model and its statistics live "
-                                                           "(with --ensemble: where the vote's test files go)")
-    mode.add_argument("--ensemble", help="--do_testing by the majority vote of these trained working directories "
-                                         "(comma-separated; a tie goes to the first listed)")
-    mode.add_argument("--start_over", action="store_true",
-                      help="--do_training into a --working_dir that holds a run: move that run to "
-                           "<working_dir>.previous-N and train anew (without it, the run is resumed or refused)")
-    mode.add_argument("--device", choices=["cpu", "gpu", "auto"], default="auto",
-                      help="cpu hides every GPU (the thesis tested on cpu); gpu refuses to run without one")
-    mode.add_argument("--distribute", choices=["none", "mirrored", "multiworker"], default="none",
-                      help="train with tf.distribute (multiworker reads TF_CONFIG)")
-    mode.add_argument("--reverse_translation", action="store_true",
-                      help="translate B->A with a bound RNNPB (the model is symmetric)")
-    choices = {"model": sorted(set(model_names) | set(registry.model_aliases())), "task": sorted(task_names)}
-    for name, section in config_lib.SECTIONS.items():
-        group = p.add_argument_group(GROUPS[name])
-        _add_flags(group, section, choices)
-        if name == "data":
-            group.add_argument("--test_set", help="tokenized text to translate and score (--do_testing)")
-            group.add_argument("--test_ref", help="reference of --test_set (default: its counterpart, "
-                                                  "test.en -> test.de)")
+def _parser(command):
+    """The parser of the thesis's command (``command`` None: its usage, the commands and presets,
+    --version) or of a subcommand, without their flags."""
+    name = flags.prog()
+    if command is not None:
+        return flags.Parser(prog=f"{name} {command}", usage="%(prog)s --working_dir=DIR [flags]",
+                            description=COMMANDS[command][0], example=EXAMPLES[command].format(prog=name))
+    p = flags.Parser(prog=name, usage="%(prog)s COMMAND [flags]  |  %(prog)s --do_training|--do_testing|--query=TEXT|"
+                                      "--translate|--analyze [flags] --working_dir=DIR",
+                     description="\n".join(["Bound-RNNPB and seq-to-seq neural machine translation.", "",
+                                            *_commands(), "", *_presets()]),
+                     epilog=f"The model, training and data flags, with their defaults: {name} train --help "
+                            f"[--model=NAME]; the translation flags: {name} test --help; every flag: {flags.DOCS}.")
+    p.add_argument("--version", action="version", version=version(), help="the version of the package, Python and "
+                                                                           "TensorFlow")
     return p
 
 
+def build_parser(model_names, task_names=None, command=None):
+    """The parser of ``model_names`` and ``task_names`` (default: every registered task): of the
+    thesis's command, or of a subcommand (train, test, translate): its flags, its config sections."""
+    task_names = registry.tasks() if task_names is None else task_names
+    p = _parser(command)
+    mode = p.add_argument_group("what to do" if command is None else f"{command}'s flags")
+    for commands, names, kwargs in OWN_FLAGS:
+        if command is None or command in commands:
+            mode.add_argument(*names, **kwargs)
+    choices = {"model": sorted(set(model_names) | set(registry.model_aliases())), "task": sorted(task_names),
+               "preset": ["none", *registry.presets()]}
+    for section in SECTIONS.get(command, config_lib.SECTIONS):
+        if command is None:  # parsed, not listed: --help points at the subcommands' help and docs/flags.md
+            flags.add_flags(p.add_argument_group(flags.GROUPS[section]), config_lib.SECTIONS[section], choices,
+                            listed=True)
+        else:
+            p.add_section(section, choices)
+    if command in (None, "test"):
+        for flag, text in TEST_FILES:
+            mode.add_argument(flag, help=text)
+    return p
+
+
+def parse(models, tasks, argv):
+    """The flags of ``argv`` (a subcommand's, or the thesis's), every flag of the thesis's command
+    present (a subcommand's mode flag set, the flags it does not take at their defaults)."""
+    command = argv[0] if argv and argv[0] in SECTIONS else None
+    args = vars(build_parser(models, tasks, command).parse_args(argv[1:] if command else argv))
+    if command is None:
+        return argparse.Namespace(**args)
+    defaults = {names[-1].lstrip("-"): kwargs.get("default", False if kwargs.get("action") else None)
+                for _, names, kwargs in OWN_FLAGS}
+    defaults.update({flag.lstrip("-"): None for flag, _ in TEST_FILES})
+    defaults.update({f.name: None for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)})
+    defaults[COMMANDS[command][1].lstrip("-")] = True
+    return argparse.Namespace(**{**defaults, **args})
+
+
 def console_main(argv=None):
-    """The ``rnnpb-nmt`` command (and ``nmt.py``): every registered model and task.
-    ``rnnpb-nmt translate ...`` is ``rnnpb-nmt --translate ...``."""
+    """The ``rnnpb-nmt`` command (and ``nmt.py``): every registered model and task. ``rnnpb-nmt
+    train|test|translate ...`` is ``rnnpb-nmt --do_training|--do_testing|--translate ...`` with
+    the flags of that command; export, serve and demo-data are commands of their own."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["translate"]:
-        argv[0] = "--translate"
-    if argv[:1] == ["export"]:  # rnnpb-nmt export --working_dir D --out E: a SavedModel (rnnpb_nmt.serving.export)
+    if not argv:
+        print(usage(), file=sys.stderr)
+        return 2
+    if argv[0] == "export":  # rnnpb-nmt export --working_dir D --out E: a SavedModel (rnnpb_nmt.serving.export)
         from rnnpb_nmt.serving import export
         return export.main(argv[1:])
-    if argv[:1] == ["serve"]:  # rnnpb-nmt serve --working_dir D|--saved_model E: HTTP (rnnpb_nmt.serving.server)
+    if argv[0] == "serve":  # rnnpb-nmt serve --working_dir D|--saved_model E: HTTP (rnnpb_nmt.serving.server)
         from rnnpb_nmt.serving import server
         return server.main(argv[1:])
+    if argv[0] == "demo-data":
+        from rnnpb_nmt import demo_data
+        return demo_data.main(argv[1:])
     return main(registry.models(), registry.tasks(), argv)
 
 
 def main(models, tasks, argv=None):
     """Entry point; ``models`` maps --model names to NMTModel subclasses, ``tasks`` task names
     to task classes (``rnnpb_nmt.tasks``)."""
-    args = build_parser(models, tasks).parse_args(argv)
+    args = parse(models, tasks, list(sys.argv[1:] if argv is None else argv))
     if not (args.do_training or args.do_testing or args.analyze or args.query is not None or args.translate):
         print("error: nothing to do: give --do_training, --do_testing, --analyze, --query and/or --translate",
               file=sys.stderr)
@@ -184,9 +220,7 @@ def run(models, tasks, args):
     if args.device == "gpu" and not tf.config.list_physical_devices("GPU"):
         raise UserError("--device=gpu: TensorFlow sees no GPU")
     parallel.use_cores_for_batches()
-    given = {k: v for k, v in vars(args).items() if v is not None}
-    if "model" in given:
-        given["model"] = registry.model_aliases().get(given["model"], given["model"])
+    given = given_values(args)
     config_lib.check_ranges(given)
     if args.do_testing and not args.test_set:
         raise UserError("--do_testing needs --test_set")
@@ -210,8 +244,7 @@ def run(models, tasks, args):
     if args.do_training:
         resume.train(models, tasks, given, args.working_dir, args.start_over, args.distribute)
     if args.do_testing or args.analyze or args.query is not None or args.translate:
-        overrides = {f.name: given[f.name] for f in config_lib.fields(config_lib.SECTIONS["inference"]) if f.name in given}
-        translator, task, members = load_translator(models, tasks, args, overrides)
+        translator, task, members = load_translator(models, tasks, args, flags.inference_settings(given))
         if args.do_testing:
             prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation,
                             members=members)
@@ -224,6 +257,17 @@ def run(models, tasks, args):
             streaming.translate_stream(translator, task, source, sys.stdout, **options)
         if args.translate:
             streaming.translate_file(translator, task, args.input, args.output, **options)
+
+
+def given_values(args):
+    """The flags given (flat names -> values), a ``--preset``'s values beneath them and the
+    ``--model`` alias resolved: what a run's configuration is made of."""
+    given = {k: v for k, v in vars(args).items() if v is not None}
+    preset = registry.presets().get(given.get("preset")) if args.do_training else None  # else refused, by name
+    given = {**preset.values, **given} if preset else given
+    if "model" in given:
+        given["model"] = registry.model_aliases().get(given["model"], given["model"])
+    return given
 
 
 def _check_translation_flags(args):

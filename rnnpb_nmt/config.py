@@ -55,6 +55,9 @@ class _ModelCore:
     """What the network is (thesis section 5.2.4's baseline as defaults)."""
 
     model: str = option(_declared("DEFAULT_MODEL"), "model type (docs/models/)")
+    # Runs from before presets existed gave every flag themselves.
+    preset: str = option("none", "a named configuration (rnnpb-nmt --help lists them; rnnpb_nmt/models/*/presets.py): "
+                                 "its flags' values, which flags given beside it replace", legacy="none")
     embedding_size: int = option(128, "word embedding size", 1, 1e5)
     units: int = option(256, "LSTM units per layer", 1, 1e5)
     # Models of --num_layers recurrent layers with --dropout (a memory LSTM has one controller, no dropout).

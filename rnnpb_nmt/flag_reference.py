@@ -12,7 +12,7 @@ import sys
 
 from rnnpb_nmt import cli, config, registry
 from rnnpb_nmt.data import files
-from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.errors import exit_status
 
 PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "flags.md")
 
@@ -125,13 +125,10 @@ def markdown():
 
 
 def main():
-    try:
+    def write():  # a file that cannot be written: one line, as the command line's errors
         files.write_text(PATH, markdown())
-    except UserError as e:  # a file that cannot be written: one line, as the command line's errors
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {PATH}")
-    return 0
+        print(f"wrote {PATH}")
+    return exit_status(write)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import functools
 import importlib
 import importlib.util
 import pkgutil
+import typing
 
 _MODELS, _TASKS, _ALIASES = {}, {}, {}
 
@@ -61,6 +62,30 @@ def option_modules():
                    if info.ispkg and importlib.util.find_spec(f"{package}.{info.name}.options")]
         found += sorted(modules, key=lambda m: (getattr(m, "ORDER", len(modules)), m.__name__))
     return tuple(found)
+
+
+class Preset(typing.NamedTuple):
+    """A named configuration, ``--preset=name``: flag values (flat names) that flags given override."""
+    name: str
+    help: str
+    values: dict
+
+    def flags(self):
+        """The flags it stands for, as a command line would give them."""
+        return " ".join(f"--{k}" if v is True else f"--{k}={v}" for k, v in self.values.items())
+
+
+@functools.cache
+def presets():
+    """--preset names -> ``Preset``s: the ``PRESETS`` ({name: (help, values)}) of the ``presets``
+    module beside a model family's ``options`` module, in the families' order (``option_modules``)."""
+    found = {}
+    for module in option_modules():
+        family = module.__name__.rpartition(".")[0]
+        if module.__name__.startswith("rnnpb_nmt.models.") and importlib.util.find_spec(f"{family}.presets"):
+            for name, (text, values) in importlib.import_module(f"{family}.presets").PRESETS.items():
+                found[name] = Preset(name, text, dict(values))
+    return found
 
 
 def models():

@@ -19,7 +19,7 @@ from xdist.scheduler import LoadFileScheduling
 from helpers import (RECOGNITION_MODES, SHARED_DATA, TRAINED_BEAM, bound_model, models, reversal_corpus,
                      tiny_config, train_args, train_in_process)
 
-from data import generate_demo  # the repository root is on pytest's pythonpath (pytest.ini)
+from rnnpb_nmt import demo_data as demo_corpus
 
 # "ci" (the default): the same examples on every run, so a red CI always means a changed program;
 # "fuzz" (make fuzz): fresh random examples, and more of them.
@@ -88,7 +88,7 @@ def pytest_xdist_make_scheduler(config, log):
 def demo_data(tmp_path_factory):
     """A small synthetic en->de corpus written by the project's own generator."""
     out = tmp_path_factory.mktemp("demo_data")
-    generate_demo.write(generate_demo.generate(400, 40, 30, seed=3), str(out))
+    demo_corpus.write(demo_corpus.generate(400, 40, 30, seed=3), str(out))
     return out
 
 

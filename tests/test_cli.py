@@ -173,6 +173,8 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data, capsys):
     (["--optimizer=adamw"], "argument --optimizer: invalid choice: 'adamw' (choose from 'adam', 'sgd', 'rmsprop'; "
                             "did you mean 'adam'?)"),
     (["--amortize=tables"], "argument --amortize: invalid choice: 'tables' (choose from 'none', 'encoder', 'learned')"),
+    (["--preset=bond"], "argument --preset: invalid choice: 'bond' (choose from 'none', 'bound', 'thesis'; did you mean "
+                        "'bound'?)"),
 ])
 def test_a_mistyped_flag_or_value_is_one_line_naming_the_closest(flags, line, capsys, monkeypatch):
     from rnnpb_nmt import cli
@@ -181,3 +183,133 @@ def test_a_mistyped_flag_or_value_is_one_line_naming_the_closest(flags, line, ca
     with pytest.raises(SystemExit) as stop:
         cli.main(models(), tasks(), ["--do_training", "--working_dir=x", *flags])
     assert stop.value.code == 2 and capsys.readouterr().err == f"error: {line}\n"
+
+
+# make demo's bound model before --preset=bound: the bound model as it translates best, flag by flag.
+BOUND_FLAGS = ("--model=rnnpbnmt --embedding_size=64 --units=128 --num_layers=2 --batch_size=32 --learning_rate=0.005 "
+               "--amortize=encoder --proposal_output=state --pb_input=state --proposal_layers=2 "
+               "--num_PB=512 --refine_steps=1 --refine_step_size=0.3 --both_directions --self_loss=0 --pb_binding=soft "
+               "--pb_binding_strength=0.1").split()
+HELPS = [[], ["train"], ["train", "--model=encdec"], ["train", "--preset=bound"], ["test"], ["translate"], ["export"],
+         ["serve"], ["demo-data"]]
+
+
+@pytest.mark.parametrize("command", HELPS)
+def test_each_help_is_short_and_ends_with_an_example_that_parses(command, capsys, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["/usr/local/bin/rnnpb-nmt"])
+    status, out, err = cli_in_process([*command, "--help"], capsys)
+    assert (status, err) == (0, "") and len(out.splitlines()) <= 120, len(out.splitlines())
+    if command:
+        example = out.split("\nexample:\n")[1].strip().split(" | ")[-1]
+        assert example.startswith(f"rnnpb-nmt {command[0]} ")
+        parsed = cli_in_process([*example.split()[1:], "--help"], capsys)  # parses up to its --help
+        assert parsed[0] == 0 and parsed[2] == ""
+
+
+def test_the_training_help_of_every_model_and_task_is_short(capsys):
+    for model in models():
+        for task in tasks():
+            status, out, _ = cli_in_process(["train", f"--model={model}", f"--task={task}", "--amortize=encoder",
+                                             "--pb_binding=soft", "--help"], capsys)
+            assert status == 0 and len(out.splitlines()) <= 120, (model, task, len(out.splitlines()))
+
+
+def test_the_helps_show_defaults_and_only_the_flags_that_apply(capsys):
+    def help_of(*args):  # its words (argparse wraps lines at the terminal's width)
+        return " ".join(cli_in_process([*args, "--help"], capsys)[1].split())
+
+    top = help_of()
+    assert all(name in top for name in ("train", "test", "translate", "export", "serve", "demo-data",
+                                        "--preset=NAME", "bound", "thesis", "--do_training", "train --help",
+                                        "docs/flags.md"))
+    assert "--units" not in top and "--num_PB" not in top  # the model's flags: train --help's
+    train = help_of("train")
+    assert all(f in train for f in ("--units=256", "--max_epochs=200", "--beam_size=10", "--num_PB=128", "--preset=none",
+                                    "--device {cpu,gpu,auto}", "(default: auto)"))
+    assert "--attention" not in train and "--refine_steps" not in train and "--query" not in train
+    encdec = help_of("train", "--model=encdec")
+    assert "--attention=none" in encdec and "--num_PB" not in encdec
+    assert "--refine_steps=0" in help_of("train", "--preset=bound")  # the preset's --amortize=encoder reads it
+    for command in ("test", "translate", "export", "serve"):
+        text = help_of(command)
+        assert "--beam_size=10" in text and "--units" not in text, command
+    assert "(default: 8000)" in help_of("serve") and "(default: 4000)" in help_of("demo-data")
+    assert "--nbest NBEST" in help_of("translate") and "--nbest" not in help_of("test")
+
+
+def test_a_bare_command_prints_the_commands_and_version_says_which(capsys):
+    import importlib.metadata
+
+    status, out, err = cli_in_process([], capsys)
+    assert status == 2 and out == "" and len(err.splitlines()) <= 15
+    assert all(f"\n  {name} " in err for name in ("train", "test", "translate", "export", "serve", "demo-data"))
+    assert "--help" in err and "--version" in err
+    status, out, _ = cli_in_process(["--version"], capsys)
+    assert status == 0 and out.startswith(f"rnnpb-nmt {importlib.metadata.version('rnnpb-nmt')} (Python ")
+
+
+def test_a_hyphenated_flag_is_its_underscore_flag(tmp_path, capsys):
+    status, _, err = cli_in_process(["--do_testing", "--test-set=README.md", f"--working-dir={tmp_path}"], capsys)
+    assert status == 1 and "hparams.json missing" in err  # both flags read: the run's files were looked for
+    status, _, err = cli_in_process(["test", "--test-set", "README.md", "--working-dir", str(tmp_path)], capsys)
+    assert status == 1 and "hparams.json missing" in err
+    status, _, err = cli_in_process(["export", f"--working-dir={tmp_path}", "--out="], capsys)
+    assert status == 1 and err.startswith("error: --out: empty")
+    status, _, err = cli_in_process(["train", "--max-epoch=3", "--working_dir=x"], capsys)
+    assert status == 2 and "did you mean --max_epochs?" in err
+
+
+def test_a_command_takes_its_own_flags_only(tmp_path, capsys):
+    for args, flag in ((["translate", "--start_over"], "--start_over"), (["test", "--query=hi"], "--query=hi"),
+                       (["train", "--nbest=2"], "--nbest=2")):
+        status, _, err = cli_in_process([*args, f"--working_dir={tmp_path}"], capsys)
+        assert status == 2 and f"unrecognized arguments: {flag}" in err and len(err.splitlines()) == 1
+
+
+def config_of(*flags):
+    """The configuration ``rnnpb-nmt train FLAGS`` trains."""
+    from rnnpb_nmt import cli
+    from rnnpb_nmt.config import Config
+
+    return Config.from_flat(cli.given_values(cli.parse(models(), tasks(), ["train", "--working_dir=x", *flags])))
+
+
+def test_a_preset_is_its_flags_which_flags_given_beside_it_replace():
+    from rnnpb_nmt import registry
+
+    assert config_of("--preset=bound") == config_of(*BOUND_FLAGS).replace(preset="bound")
+    for preset in registry.presets().values():
+        assert config_of(f"--preset={preset.name}") == config_of(*preset.flags().split()).replace(preset=preset.name)
+    replaced = config_of("--preset=bound", "--num_PB=64", "--refine_steps=2").to_flat()
+    assert (replaced["num_PB"], replaced["refine_steps"], replaced["amortize"]) == (64, 2, "encoder")
+
+
+def test_the_thesis_preset_is_the_thesis_experiments_bound_model():
+    import experiments
+
+    row = next(r for r in experiments.EXPERIMENTS["exp3_en_de"] if r["name"] == "rnnpb20000")
+    assert config_of("--preset=thesis") == config_of(*row["flags"]).replace(preset="thesis")
+
+
+def test_a_run_records_its_preset_and_an_older_run_had_none(capsys):
+    from rnnpb_nmt.config import Config
+
+    assert config_of("--preset=bound").to_flat()["preset"] == "bound"
+    older = {k: v for k, v in Config().to_flat().items() if k != "preset"}
+    assert Config.from_saved(older, "hparams.json").model.preset == "none"
+    status, _, err = cli_in_process(["--query=hi", "--preset=bound", "--working_dir=x"], capsys)
+    assert status == 1 and err.startswith("error: --preset: only with --do_training")
+
+
+def test_a_run_resumes_by_its_preset_or_by_the_flags_it_stands_for(tmp_path):
+    from rnnpb_nmt.data.files import write_json
+    from rnnpb_nmt.errors import UserError
+    from rnnpb_nmt.train.resume import check_resumable
+
+    files = ("--train_set1=a", "--train_set2=b")
+    write_json(str(tmp_path / "hparams.json"), config_of(*BOUND_FLAGS, *files).to_flat())
+    for flags in (["--preset=bound"], BOUND_FLAGS):
+        assert check_resumable(str(tmp_path), models(), config_of(*flags, *files), {}).model.preset == "none"
+    with pytest.raises(UserError, match=r"another configuration: --units \(was 128, now 256\)") as refused:
+        check_resumable(str(tmp_path), models(), config_of("--preset=bound", "--units=256", *files), {})
+    assert "--preset" not in str(refused.value)

@@ -19,7 +19,7 @@ import pytest
 
 from helpers import ROOT, models, run_nmt, translator_of
 
-from data import generate_demo
+from rnnpb_nmt import demo_data as demo_corpus
 from rnnpb_nmt import tf_stack as addons
 from rnnpb_nmt.data.dataset import encode_all, read_sentences
 from rnnpb_nmt.train import workdir
@@ -67,7 +67,7 @@ def write_fixture():
     out = ROOT / "tests" / "fixtures" / f"stack-py{sys.version_info.major}{sys.version_info.minor}"
     shutil.rmtree(out, ignore_errors=True)
     corpus = out / "corpus"
-    generate_demo.write(generate_demo.generate(300, 30, 20, seed=5), str(corpus))
+    demo_corpus.write(demo_corpus.generate(300, 30, 20, seed=5), str(corpus))
     expected = {"stack": addons.STACK}
     for name in TRAINING:
         run_nmt(*training_command(corpus.relative_to(ROOT), out.relative_to(ROOT) / name, name, EPOCHS))

@@ -25,7 +25,7 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
-from rnnpb_nmt import api, cli, config as config_lib, tf_stack
+from rnnpb_nmt import api, flags, tf_stack
 from rnnpb_nmt.data.files import write_json, writing
 from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, UNK_ID
 from rnnpb_nmt.errors import UserError
@@ -276,11 +276,12 @@ def _check_out(out):
 def build_parser():
     """``rnnpb-nmt export``'s flags: where from and to, and the translation settings of the
     command line (saved ones are the run's)."""
-    parser = cli._Parser(prog=f"{cli._prog()} export", allow_abbrev=False,
-                         description="Write a trained run as a TensorFlow SavedModel that translates raw strings.")
+    parser = flags.Parser(prog=f"{flags.prog()} export", usage="%(prog)s --working_dir=DIR --out=DIR [flags]",
+                          description="Write a trained run as a TensorFlow SavedModel that translates raw strings.",
+                          example=f"{flags.prog()} export --working_dir=runs/bound --out=exported/bound")
     parser.add_argument("--working_dir", required=True, help="the trained run to export")
     parser.add_argument("--out", required=True, help="the SavedModel's directory (new, or empty)")
-    cli._add_flags(parser.add_argument_group(cli.GROUPS["inference"]), config_lib.SECTIONS["inference"])
+    parser.add_section("inference")
     return parser
 
 
@@ -288,7 +289,7 @@ def main(argv):
     """``rnnpb-nmt export``: 0 when written; a one-line error and 1 for a run that cannot be exported,
     an ``--out`` in use, or a missing or damaged working directory; argparse's 2 for bad flags."""
     args = build_parser().parse_args(argv)
-    settings = {k: v for k, v in vars(args).items() if v is not None and k not in ("working_dir", "out")}
+    settings = flags.inference_settings(vars(args))
     try:
         info = export(args.working_dir, args.out, **settings)
     except (UserError, OSError) as e:

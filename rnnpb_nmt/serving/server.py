@@ -23,7 +23,7 @@ import typing
 
 from aiohttp import web
 
-from rnnpb_nmt import api, cli, config as config_lib
+from rnnpb_nmt import api, flags
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.serving.batching import Batcher, QueueFull
 
@@ -234,8 +234,9 @@ async def serve(app, host, port, shutdown_timeout, ready):
 def build_parser():
     """``rnnpb-nmt serve``'s flags: the model, where to listen, the limits, and (with --working_dir)
     the translation settings of the command line."""
-    parser = cli._Parser(prog=f"{cli._prog()} serve", allow_abbrev=False,
-                         description="Answer translation requests over HTTP (JSON).")
+    parser = flags.Parser(prog=f"{flags.prog()} serve", usage="%(prog)s --working_dir=DIR|--saved_model=DIR [flags]",
+                          description="Answer translation requests over HTTP (JSON).",
+                          example=f"{flags.prog()} serve --working_dir=runs/bound --port=8000")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--working_dir", help="the trained run to serve")
     model.add_argument("--saved_model", help="an export of rnnpb-nmt export to serve (with its exported settings)")
@@ -253,7 +254,7 @@ def build_parser():
                         help="the most sentences waiting; more are refused with 503 and Retry-After")
     parser.add_argument("--shutdown_timeout", type=float, default=60.0,
                         help="after SIGTERM, how many seconds the requests received get to be answered")
-    cli._add_flags(parser.add_argument_group(cli.GROUPS["inference"]), config_lib.SECTIONS["inference"])
+    parser.add_section("inference")
     return parser
 
 
@@ -275,8 +276,7 @@ def main(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
     check_args(parser, args)
-    names = {f.name for f in config_lib.fields(config_lib.SECTIONS["inference"])}
-    settings = {k: v for k, v in vars(args).items() if k in names and v is not None}
+    settings = flags.inference_settings(vars(args))
     if args.saved_model and settings:
         parser.error(f"--{next(iter(settings))}: only with --working_dir (an export keeps the settings it was "
                      "exported with)")

@@ -114,7 +114,8 @@ def check_resumable(working_dir, models, config, given):
     """The saved configuration of an unfinished run in ``working_dir`` that ``config`` (of the flags
     ``given``) continues; else a UserError.
 
-    Only --max_epochs may differ, to let a run that reached it go on longer. The translation and
+    Only --max_epochs may differ, to let a run that reached it go on longer, and --preset, a name for
+    flags' values (the values are compared). The translation and
     recognition flags count too: the dev perplexity, and so early stopping, depends on them. A
     field the run does not read (``config.applies``) does not count, and may be given as saved: a
     run trained before such flags were refused (a model given another family's flag) resumes by the
@@ -129,8 +130,10 @@ def check_resumable(working_dir, models, config, given):
                if not f.metadata["flag"]}
     was, now = saved.to_flat(), config.to_flat()
     config_lib.check_applicable({k: v for k, v in given.items() if k not in was or was[k] != v}, config)
+    # --preset names values, which are compared themselves: a run resumes by its flags or its preset.
     differ = [f"--{k} (was {was[k]!r}, now {now[k]!r})" for k in was
-              if k not in derived and k != "max_epochs" and was[k] != now[k] and config_lib.applies(k, saved)]
+              if k not in derived and k not in ("max_epochs", "preset") and was[k] != now[k]
+              and config_lib.applies(k, saved)]
     if differ:
         raise UserError(f"--working_dir={working_dir} holds an unfinished run of another configuration: "
                         f"{', '.join(differ)}; use those flags to resume it, a new directory, or --start_over")
