@@ -245,3 +245,26 @@ def test_a_window_is_translated_by_length_and_answered_in_input_order_as_a_strea
         sink.write(f"{lines[1]}\n".encode())
     worker.join(300)
     assert not failures and answers.text.splitlines() == alone[:2]
+
+
+def test_the_input_is_read_at_most_a_window_ahead():
+    import io
+    import time
+
+    from rnnpb_nmt.infer.streaming import batches, read_lines_as_they_come
+
+    class Counted(io.BytesIO):
+        taken = 0
+
+        def readline(self, *args):
+            Counted.taken += 1
+            return super().readline(*args)
+
+    stream = Counted(b"".join(b"line %d\n" % i for i in range(1000)))
+    lines = read_lines_as_they_come(stream, ahead=5)
+    deadline = time.time() + 60
+    while not lines.full() and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # time enough to read on, were the reader not held back
+    assert lines.full() and Counted.taken <= 6  # 5 waiting, 1 read and waiting for room
+    assert [line for batch in batches(lines, 7) for line in batch] == [f"line {i}" for i in range(1000)]

@@ -5,7 +5,8 @@ program can talk to the translator over a pipe one line at a time; lines that ar
 (a file, a fast writer) are translated together, a window of up to ``WINDOW_BATCHES`` times
 ``--test_batch_size`` at once, which the translator sorts by length into batches (as ``--do_testing``
 sorts the whole test set) and answers in input order: so a file goes about as fast as
-``--do_testing`` would take it, and memory holds one window's lines, whatever the input's length.
+``--do_testing`` would take it, and memory holds two windows' lines (one translated, the next read
+ahead), whatever the input's length.
 
 Output: one line per input line (the translation), or with ``--nbest N``/``--scores`` Moses-style
 n-best lines, ``N`` per input line, best first::
@@ -32,12 +33,13 @@ _EOF = object()
 WINDOW_BATCHES = 8
 
 
-def read_lines_as_they_come(stream, name="stdin"):
+def read_lines_as_they_come(stream, name="stdin", ahead=0):
     """The lines of a binary stream as text, each as soon as it has arrived (a background thread
-    reads ahead): LF or CRLF, a leading BOM dropped, undecodable bytes as U+FFFD (so that they do
+    reads ahead, at most ``ahead`` lines when it is not 0, so that memory does not grow with the
+    stream): LF or CRLF, a leading BOM dropped, undecodable bytes as U+FFFD (so that they do
     not cost the other lines their translations). A NUL byte, which no text has, ends the stream
     with a UserError naming ``name`` and the line: binary data. Returns a queue; see ``batches``."""
-    lines = queue.SimpleQueue()
+    lines = queue.Queue(maxsize=ahead)
 
     def read():
         try:
@@ -92,7 +94,7 @@ def translate_stream(translator, task, source, out, nbest=1, scores=False, token
     nbest_format = nbest > 1 or scores or token_scores
     number = 0
     window = WINDOW_BATCHES * translator.config.test_batch_size
-    for lines in batches(read_lines_as_they_come(source, name), window):
+    for lines in batches(read_lines_as_they_come(source, name, ahead=window), window):
         for hypotheses in translate_nbest_lines(translator, task, lines, nbest, reverse):
             for line in format_hypotheses(number, hypotheses, nbest_format, token_scores):
                 out.write(line + "\n")
