@@ -76,6 +76,11 @@ class _TrainingCore:
                                     "McCoy et al.'s question-formation code) or rmsprop (as Grefenstette et al.'s "
                                     "memory LSTMs)", choices=("adam", "sgd", "rmsprop"), legacy="adam")
     batch_size: int = option(64, "sentences per training batch", 1, 1e6)
+    batch_tokens: int = option(
+        0, "token batching: batches of sentences of similar lengths whose padded size (sentences x the longest "
+           "source or target, <end> included) is at most N tokens, in place of --batch_size sentences; under "
+           "--distribute N is the whole step's, shared by the replicas; a sentence longer than N is a batch of its own "
+           "(0: off; rnnpb_nmt/data/dataset.py token_batches)", 0, 1e9, legacy=0)
     gradient_clip: float = option(1.0, "global-norm clip", 0, 1e9, low_open=True)
     early_stopping_steps: int = option(20, "epochs without dev improvement before stopping", 1, 1e6)
     early_stopping_metric: str = option(

@@ -1,5 +1,5 @@
-"""Training under tf.distribute.MirroredStrategy on two logical CPUs matches one device, and
-applies dropout and PB noise on the replicas; two local workers of a multi-worker run train the
+"""Training under tf.distribute.MirroredStrategy on two logical CPUs matches one device (also with
+--batch_tokens), and applies dropout and PB noise on the replicas; two local workers of a multi-worker run train the
 single-process model, each in its own directory."""
 
 import json
@@ -24,6 +24,7 @@ import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 from helpers import tiny_config, translator_of
+from rnnpb_nmt.data.dataset import make_dataset
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
 from rnnpb_nmt.train.step import Trainer
@@ -60,8 +61,24 @@ for a, b in zip(noisy.model.variables, clean.model.variables):
     b.assign(a)
 clean_loss = float(clean.train_step(next(iter(clean.dataset("parallel", src, tgt, epoch=1))))["loss"])
 noisy_losses = [float(noisy.train_step(b)["loss"]) for b in noisy.dataset("parallel", src, tgt, epoch=1)]
+with strategy.scope():  # --batch_tokens: each replica a share of the batch, the loss over the whole batch
+    tokened = build(batch_tokens=40)
+alone = build(batch_tokens=40)
+for a, b in zip(tokened.model.variables, alone.model.variables):
+    b.assign(a)
+alone.dataset("parallel", src, tgt)  # the kind's batch signature
+shares, covered = [], []
+for batch in tokened.dataset("parallel", src, tgt):
+    parts = [p["index"].numpy().tolist() for p in strategy.experimental_local_results(batch)]
+    shares.append([len(p) for p in parts])
+    covered += [i for p in parts for i in p]
+    tokened.train_step(batch)
+    alone.train_step(next(iter(make_dataset(src, tgt, batches=[sum(parts, [])]))))
+token_diff = max(float(np.max(np.abs(a.numpy() - b.numpy())))
+                 for a, b in zip(tokened.model.variables, alone.model.variables))
 print(json.dumps({"replicas": strategy.num_replicas_in_sync, "steps": steps, "max_diff": diff,
-                  "pb_moved": moved, "dev": dev, "noisy_losses": noisy_losses, "clean_loss": clean_loss}))
+                  "pb_moved": moved, "dev": dev, "noisy_losses": noisy_losses, "clean_loss": clean_loss,
+                  "token_shares": shares, "token_covered": sorted(covered), "token_diff": token_diff}))
 """
 
 
@@ -78,6 +95,11 @@ def test_mirrored_training_matches_single_device():
     # The same weights and first batch without dropout and noise give another loss (untrained, the
     # model's outputs are near uniform whatever its inputs, so the difference is small but exact).
     assert result["noisy_losses"][0] != result["clean_loss"]
+    # --batch_tokens under the strategy: every pair once, every replica a sentence of every batch, and
+    # the single-device model of the same (whole) batches
+    assert result["token_covered"] == list(range(64)) and len(result["token_shares"]) > 2
+    assert all(len(shares) == 2 and min(shares) >= 1 for shares in result["token_shares"])
+    assert result["token_diff"] < 1e-4
 
 
 def free_ports(n):

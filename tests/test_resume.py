@@ -43,10 +43,11 @@ def start_and_signal(args, working_dir, after_epochs, signum, log):
     return proc.returncode, log.read_text()
 
 
-def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_data, tmp_path):
+@pytest.mark.parametrize("batching", [[], ["--batch_tokens=90"]], ids=["sentences", "tokens"])
+def test_killed_and_stopped_training_resumes_into_the_uninterrupted_run(demo_data, tmp_path, batching):
     whole_dir, parts_dir = tmp_path / "whole", tmp_path / "parts"
-    run_nmt(*train_args(demo_data, whole_dir, *FLAGS))
-    parts = train_args(demo_data, parts_dir, *FLAGS)
+    run_nmt(*train_args(demo_data, whole_dir, *FLAGS, *batching))
+    parts = train_args(demo_data, parts_dir, *FLAGS, *batching)
     status, _ = start_and_signal(parts, parts_dir, 1, signal.SIGKILL, tmp_path / "killed.log")
     assert status == -signal.SIGKILL
     assert (parts_dir / ".lock").is_file()  # left behind, but its lock died with the process: no cleanup

@@ -202,3 +202,84 @@ def test_nbest_scores_are_the_models_scores_of_those_translations(raw_run):
     tgt = tf.ragged.constant([list(ids) for ids in encode_all(net.vocab2, [h.tokens for h in found])]).to_tensor()
     cross_entropy, _ = net.score_targets({"src": src, "tgt": tgt, "index": tf.range(len(found))})
     assert -cross_entropy.numpy() == pytest.approx([h.score for h in found], abs=1e-3)
+
+
+class _Answers:
+    """A text stream that records what is written and when it is first flushed."""
+
+    def __init__(self):
+        self.text, self.flushed = "", threading.Event()
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        self.flushed.set()
+
+
+@pytest.mark.slow
+def test_a_window_is_translated_by_length_and_answered_in_input_order_as_a_stream(raw_run, monkeypatch):
+    import io
+    import os
+
+    import numpy as np
+
+    from rnnpb_nmt.infer import streaming, translator as translator_module
+
+    wd, data = raw_run
+    model = load(str(wd), test_batch_size=4)  # windows of 32 lines, in batches of at most 4
+    sources = (data / "test.en").read_text(encoding="utf-8").splitlines()[:30]
+    lines = list(np.random.default_rng(0).permutation(sources + [f"{a} {b}" for a, b in zip(sources, sources[5:15])]))
+    alone = [model.translate([line])[0] for line in lines]  # unsorted: each line by itself
+    batched = []
+    real = translator_module.evaluation_batches
+    monkeypatch.setattr(translator_module, "evaluation_batches",
+                        lambda src, *a, **k: batched.append([len(src[i]) for i in range(len(src))]) or real(src, *a, **k))
+    out = io.StringIO()
+    streaming.translate_stream(model.translator, model.task, io.BytesIO("".join(f"{x}\n" for x in lines).encode()), out)
+    assert out.getvalue().splitlines() == alone
+    assert max(len(window) for window in batched) == 32  # translated a window at a time, not 4 lines at a time
+    assert any(window != sorted(window) for window in batched)  # of lines of shuffled lengths, sorted there
+    # Streaming: the first line's answer is flushed while the input is still open.
+    read_end, write_end = os.pipe()
+    answers, failures = _Answers(), []
+
+    def translate():
+        try:
+            with open(read_end, "rb") as source:
+                streaming.translate_stream(model.translator, model.task, source, answers)
+        except Exception as e:  # noqa: BLE001 (reported by the test's thread)
+            failures.append(e)
+    worker = threading.Thread(target=translate)
+    worker.start()
+    with open(write_end, "wb") as sink:
+        sink.write(f"{lines[0]}\n".encode())
+        sink.flush()
+        assert answers.flushed.wait(300) and not failures, failures
+        assert answers.text == alone[0] + "\n"
+        sink.write(f"{lines[1]}\n".encode())
+    worker.join(300)
+    assert not failures and answers.text.splitlines() == alone[:2]
+
+
+def test_the_input_is_read_at_most_a_window_ahead():
+    import io
+    import time
+
+    from rnnpb_nmt.infer.streaming import batches, read_lines_as_they_come
+
+    class Counted(io.BytesIO):
+        taken = 0
+
+        def readline(self, *args):
+            Counted.taken += 1
+            return super().readline(*args)
+
+    stream = Counted(b"".join(b"line %d\n" % i for i in range(1000)))
+    lines = read_lines_as_they_come(stream, ahead=5)
+    deadline = time.time() + 60
+    while not lines.full() and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # time enough to read on, were the reader not held back
+    assert lines.full() and Counted.taken <= 6  # 5 waiting, 1 read and waiting for room
+    assert [line for batch in batches(lines, 7) for line in batch] == [f"line {i}" for i in range(1000)]

@@ -80,24 +80,38 @@ def _ragged(id_arrays):
     return tf.RaggedTensor.from_row_lengths(flat, lengths)
 
 
-def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False):
+def _columns(src, tgt, indices):
+    """The ``index``, ``src`` (and ``tgt``) columns of the sentences numbered ``indices``, in that order;
+    the sentences as ragged rows."""
+    columns = {"index": tf.constant(indices, tf.int32), "src": _ragged([src[i] for i in indices])}
+    if tgt is not None:
+        columns["tgt"] = _ragged([tgt[i] for i in indices])
+    return columns
+
+
+def _dense(example):
+    # Slices of a ragged column are ragged; a batch is dense, padded with <pad>.
+    return {k: v.to_tensor(PAD_ID) if isinstance(v, tf.RaggedTensor) else v for k, v in example.items()}
+
+
+def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches=None):
     """Padded batches of encoded sentences (see the module docstring for the batch layout).
 
     ``tgt`` may be None for monolingual or test data. Sentences are taken in file order, or in
     ``order`` (a permutation of the sentence numbers); either way each batch carries its
     sentences' numbers in the file. With ``bucket`` (training) batches are drawn from length
-    buckets; otherwise they are consecutive.
+    buckets; otherwise they are consecutive. ``batches`` (lists of sentence numbers, as
+    ``token_batches`` makes) gives the batches themselves, in their order, instead.
     """
+    if batches is not None:
+        sizes = [len(b) for b in batches]
+        columns = _columns(src, tgt, np.concatenate(batches).astype(np.int32) if batches else np.zeros([0], np.int32))
+        ds = tf.data.Dataset.from_tensor_slices({k: tf.RaggedTensor.from_row_lengths(v, sizes)
+                                                 for k, v in columns.items()})
+        return ds.map(_dense).prefetch(tf.data.AUTOTUNE)
     indices = np.arange(len(src), dtype=np.int32) if order is None else np.asarray(order, np.int32)
-    src = [src[i] for i in indices]
-    tgt = None if tgt is None else [tgt[i] for i in indices]
-    columns = {"index": tf.constant(indices, tf.int32), "src": _ragged(src)}
-    if tgt is not None:
-        columns["tgt"] = _ragged(tgt)
-    ds = tf.data.Dataset.from_tensor_slices(columns)
-    # Slices of a ragged column are ragged; padded_batch wants dense ones.
-    ds = ds.map(lambda ex: {k: v.to_tensor() if isinstance(v, tf.RaggedTensor) else v
-                            for k, v in ex.items()})
+    columns = _columns(src, tgt, indices)
+    ds = tf.data.Dataset.from_tensor_slices(columns).map(_dense)
     padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
     padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
     if bucket:
@@ -109,6 +123,75 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False):
     else:
         ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def padded_lengths(src, tgt=None):
+    """Per sentence, the length its batch is padded to at least: the longer of its source and target
+    (as encoded, ``<end>`` included)."""
+    lengths = np.array([len(s) for s in src], np.int64)
+    return lengths if tgt is None else np.maximum(lengths, [len(t) for t in tgt])
+
+
+def token_batches(lengths, order, max_tokens, replicas, rng):
+    """The batches of ``--batch_tokens``: lists of sentence numbers, each sentence of ``order`` (a
+    permutation) in exactly one, in an order shuffled by ``rng``.
+
+    Sentences are taken in ``order`` into the batch of their length bucket (``BUCKET_BOUNDARIES`` of
+    ``lengths``); a batch is complete when the next sentence would take its padded size (sentences
+    x longest length) beyond ``max_tokens``. A batch holds a multiple of ``replicas`` sentences (the
+    replicas of a tf.distribute strategy each take an equal share of it), at least ``replicas``: so a
+    sentence longer than ``max_tokens`` is a batch of its own (with ``replicas`` > 1, of ``replicas``
+    sentences), the only kind of batch beyond ``max_tokens``. At the end, what is left over of each
+    bucket's batch beyond a multiple of ``replicas`` goes, by length, into batches of ``replicas``
+    sentences, and the last few (fewer than ``replicas``) join a batch (``_join_remainder``), which may
+    take it beyond ``max_tokens``: with one replica there are none.
+    """
+    lengths = np.asarray(lengths).tolist()
+    batches, unfinished = _bucket_batches(lengths, order, max_tokens, replicas)
+    leftovers = []
+    for group in unfinished:
+        cut = len(group) - len(group) % replicas
+        batches += [group[:cut]] if cut else []
+        leftovers += group[cut:]
+    leftovers.sort(key=lambda j: lengths[j])
+    cut = len(leftovers) - len(leftovers) % replicas
+    batches += [leftovers[k:k + replicas] for k in range(0, cut, replicas)]
+    if cut < len(leftovers):
+        _join_remainder(batches, leftovers[cut:], lengths, max_tokens, replicas)
+    return [batches[k] for k in rng.permutation(len(batches))]
+
+
+def _bucket_batches(lengths, order, max_tokens, replicas):
+    """(the complete batches of ``token_batches``, in the order they were completed; the unfinished
+    batch of each bucket)."""
+    buckets = np.searchsorted(BUCKET_BOUNDARIES, lengths, side="right").tolist()
+    groups, longest, batches = {}, {}, []  # per bucket: its batch so far and the longest length in it
+    for i in np.asarray(order).tolist():
+        key = buckets[i]
+        group = groups.setdefault(key, [])
+        if len(group) >= replicas and (len(group) + 1) * max(longest[key], lengths[i]) > max_tokens:
+            cut = len(group) - len(group) % replicas
+            batches.append(group[:cut])
+            group = groups[key] = group[cut:]
+            longest[key] = max((lengths[j] for j in group), default=0)
+        group.append(i)
+        longest[key] = max(longest.get(key, 0), lengths[i])
+    return batches, list(groups.values())
+
+
+def _join_remainder(batches, rest, lengths, max_tokens, replicas):
+    """Add the last ``rest`` sentences (fewer than ``replicas``) to one of ``batches`` (a new batch
+    when there is none): preferably one that tf.distribute's split (``ceil(size / replicas)``
+    sentences to each replica but the last) still gives every replica a sentence, and within
+    ``max_tokens``, the smallest such."""
+    if not batches:
+        batches.append(rest)
+        return
+
+    def merits(batch):
+        padded = (len(batch) + len(rest)) * max(lengths[j] for j in batch + rest)
+        return len(batch) // replicas + len(rest) >= replicas, padded <= max_tokens, -padded
+    max(batches, key=merits).extend(rest)
 
 
 def evaluation_batches(src, tgt=None, batch_size=256, max_padding=0.2, min_batch=32):

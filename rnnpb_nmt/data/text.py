@@ -147,12 +147,18 @@ class TextPipeline:
     def _tokenizer(self, language):
         from sacremoses import MosesTokenizer  # at first use: its import takes most of a second
 
-        return self._moses.setdefault(("tok", language), MosesTokenizer(lang=language))
+        return self._moses_tool("tok", language, MosesTokenizer)
 
     def _detokenizer(self, language):
         from sacremoses import MosesDetokenizer
 
-        return self._moses.setdefault(("detok", language), MosesDetokenizer(lang=language))
+        return self._moses_tool("detok", language, MosesDetokenizer)
+
+    def _moses_tool(self, kind, language, make):
+        # Made once per language: making one takes about a millisecond, as long as a line's tokenizing.
+        if (kind, language) not in self._moses:
+            self._moses[kind, language] = make(lang=language)
+        return self._moses[kind, language]
 
 
 def looks_untokenized(sentences):

@@ -159,14 +159,16 @@ class Translator:
             return []
         src_vocab, tgt_vocab = self._vocabularies(reverse)
         found = self._search(encode_all(src_vocab, sentences), beam_size, reverse, batch_size, show_progress)
-        return [_ranked(tgt_vocab, *hypotheses)[:nbest] for hypotheses in found]
+        return [_ranked(tgt_vocab, nbest, *hypotheses) for hypotheses in found]
 
 
-def _ranked(vocab, ids, scores, token_scores, rank):
-    """One sentence's ``Hypothesis`` list, highest ``rank`` first (a stable order, so that equals
-    keep the beam's order and the first is ``np.argmax``'s), without those the beam never filled."""
+def _ranked(vocab, nbest, ids, scores, token_scores, rank):
+    """One sentence's ``nbest`` first ``Hypothesis``es, highest ``rank`` first (a stable order, so that
+    equals keep the beam's order and the first is ``np.argmax``'s), without those the beam never filled
+    (only those are decoded into words, not the whole beam)."""
     order = np.argsort(-rank, kind="stable")
-    return [_hypothesis(vocab, ids[j], scores[j], token_scores[j]) for j in order if scores[j] > search.NEG / 2]
+    order = order[scores[order] > search.NEG / 2][:nbest]
+    return [_hypothesis(vocab, ids[j], scores[j], token_scores[j]) for j in order]
 
 
 def _hypothesis(vocab, ids, score, token_scores):

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from rnnpb_nmt import tf_stack, progress
-from rnnpb_nmt.data.dataset import make_dataset
+from rnnpb_nmt.data.dataset import make_dataset, padded_lengths, token_batches
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import interrupts, schedules
 from rnnpb_nmt.train.curriculum import curriculum_indices
@@ -86,13 +86,19 @@ class Trainer:
         all), distributed over the replicas.
 
         The order is a permutation fixed by --seed, ``epoch``, ``cycle`` (the pass within the
-        epoch, for data that is cycled) and ``kind``.
+        epoch, for data that is cycled) and ``kind``; with --batch_tokens, the batches made in that
+        order are then shuffled by the same generator.
         """
-        seed = [self.config.seed, epoch, cycle, zlib.crc32(kind.encode())]
+        rng = np.random.default_rng([self.config.seed, epoch, cycle, zlib.crc32(kind.encode())])
         keep = np.arange(len(src)) if keep is None else np.asarray(keep)
-        order = np.random.default_rng(seed).permutation(keep).astype(np.int32)
-        ds = self.strategy.experimental_distribute_dataset(
-            make_dataset(src, tgt, batch_size=self.config.batch_size, order=order, bucket=True))
+        order = rng.permutation(keep).astype(np.int32)
+        if self.config.batch_tokens:
+            batches = token_batches(padded_lengths(src, tgt), order, self.config.batch_tokens,
+                                    self.strategy.num_replicas_in_sync, rng)
+            data = make_dataset(src, tgt, batches=batches)
+        else:
+            data = make_dataset(src, tgt, batch_size=self.config.batch_size, order=order, bucket=True)
+        ds = self.strategy.experimental_distribute_dataset(data)
         self._batch_specs.setdefault(kind, ds.element_spec)
         return ds
 
