@@ -26,6 +26,7 @@ from rnnpb_nmt import registry  # noqa: E402
 from rnnpb_nmt.data.files import write_text  # noqa: E402
 from rnnpb_nmt.infer import prediction  # noqa: E402
 from rnnpb_nmt.metrics import bleu  # noqa: E402
+from rnnpb_nmt.run_stats import load_stats  # noqa: E402
 from rnnpb_nmt.train import loop as training  # noqa: E402
 from rnnpb_nmt.train import workdir  # noqa: E402
 
@@ -122,7 +123,7 @@ def run_row(row, data, working_dir, log):
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if not (workdir.is_trained(working_dir) and training.is_finished(
-                training.load_stats(working_dir), workdir.load_config(working_dir, registry.models()))):
+                load_stats(working_dir), workdir.load_config(working_dir, registry.models()))):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
     tested = {}

@@ -11,6 +11,7 @@ import pytest
 import budgeted_runs
 
 from rnnpb_nmt.config import Config
+from rnnpb_nmt.errors import UserError
 
 COMMAND = ["/no/such/python", "nmt.py", "--do_testing", "--test_set=dev.src", "--working_dir=w"]
 
@@ -52,6 +53,20 @@ def test_a_run_that_reached_its_cap_goes_on_under_a_larger_one_in_the_command(tm
     stats = json.loads((tmp_path / "training_stats.json").read_text())
     (tmp_path / "training_stats.json").write_text(json.dumps(dict(stats, waited=5)))  # stopped early: stays stopped
     assert budgeted_runs.progress(str(tmp_path), ["nmt.py", "--max_epochs=4"])[1]
+
+
+def test_statistics_caught_mid_write_are_read_again_at_the_next_poll(tmp_path):
+    """A training's statistics that do not read are an error before it starts, but while it runs
+    they are a file being written: the budget is not used up yet, and the next poll reads again."""
+    (tmp_path / "hparams.json").write_text(json.dumps(Config().to_flat()))
+    stats_file = tmp_path / "training_stats.json"
+    stats_file.write_text('{"epochs": [{"seconds": 10}], "best_ep')
+    with pytest.raises(UserError, match="training_stats.json: corrupted"):
+        budgeted_runs.budget_state(str(tmp_path), [], 15)
+    assert not budgeted_runs.used_up_while_training(str(tmp_path), [], 15)
+    stats_file.write_text(json.dumps(
+        {"epochs": [{"seconds": 10}], "best_epoch": 1, "best_dev_perplexity": 3.0, "waited": 0, "total_seconds": 10}))
+    assert budgeted_runs.used_up_while_training(str(tmp_path), [], 15)  # 5 s left: no room for an epoch of 10
 
 
 def test_a_run_that_ignores_the_budgets_sigterm_is_killed(tmp_path):
@@ -102,11 +117,14 @@ def test_the_budget_counts_finished_epochs_so_a_resumed_run_trains_as_an_uninter
     assert run(tmp_path / "cut") == "time budget" and epochs(tmp_path / "cut") == 3  # used up: not started again
 
 
-# A training that finishes one epoch, then fails with ``error`` on stderr and exit 1, as nmt.py does.
+# A training that finishes one epoch, then fails with ``error`` on stderr and exit 1, as nmt.py does;
+# its statistics complete and written as nmt.py writes them (atomically), so that the budget's poll
+# never reads a statistics file other than a run's.
 FAILING_TRAINING = """
-import json, os, sys
-stats = {"epochs": [{"seconds": 10}], "best_epoch": 1, "best_dev_perplexity": 3.0, "total_seconds": 10}
-json.dump(stats, open(os.path.join(sys.argv[1], "training_stats.json"), "w"))
+import os, sys
+from rnnpb_nmt.data.files import write_json
+stats = {"epochs": [{"seconds": 10}], "best_epoch": 1, "best_dev_perplexity": 3.0, "waited": 0, "total_seconds": 10}
+write_json(os.path.join(sys.argv[1], "training_stats.json"), stats)
 sys.exit("error: " + sys.argv[2])
 """
 

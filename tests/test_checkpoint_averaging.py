@@ -17,7 +17,7 @@ from rnnpb_nmt.train import checkpoints as checkpoints_module
 from rnnpb_nmt.train import loop as training
 from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
-from rnnpb_nmt.train.stats import EpochRecord, RunStatistics
+from rnnpb_nmt.run_stats import EpochRecord, RunStatistics
 
 from helpers import ROOT, cli_in_process, models, train_args, train_in_process, untrained_working_dir
 

@@ -1,4 +1,4 @@
-"""Typed run statistics (``rnnpb_nmt.train.stats``): training_stats.json reads and writes as before,
+"""Typed run statistics (``rnnpb_nmt.run_stats``): training_stats.json reads and writes as before,
 an epoch averages its steps' numbers, and a damaged file is a one-line error naming it."""
 
 import json
@@ -8,8 +8,8 @@ import pytest
 
 from rnnpb_nmt.data.files import write_json
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.run_stats import STATS, EpochRecord, EpochTotals, RunStatistics, StepResult, TrainedEpoch, load_stats
 from rnnpb_nmt.train import loop as training
-from rnnpb_nmt.train.stats import EpochRecord, EpochTotals, RunStatistics, StepResult, TrainedEpoch
 
 from helpers import ROOT, tiny_config
 
@@ -18,9 +18,9 @@ OLD_RUNS = {name: ROOT / "tests" / "fixtures" / f"workdir_{name}_v1" for name in
 
 @pytest.mark.parametrize("name", sorted(OLD_RUNS))
 def test_an_old_runs_statistics_write_back_byte_for_byte(name, tmp_path):
-    stats = training.load_stats(OLD_RUNS[name])
-    write_json(tmp_path / training.STATS, stats.to_json())
-    assert (tmp_path / training.STATS).read_bytes() == (OLD_RUNS[name] / training.STATS).read_bytes()
+    stats = load_stats(OLD_RUNS[name])
+    write_json(tmp_path / STATS, stats.to_json())
+    assert (tmp_path / STATS).read_bytes() == (OLD_RUNS[name] / STATS).read_bytes()
     assert (len(stats.epochs), stats.best_epoch, stats.waited, stats.state_checkpoint) == (2, 2, 0, "ckpt-2")
     assert stats.best_dev_perplexity == stats.epochs[1].dev_perplexity == stats["epochs"][1]["dev_perplexity"]
     assert list(stats) == ["epochs", "best_epoch", "best_dev_perplexity", "waited", "total_seconds", "state_checkpoint"]
@@ -28,7 +28,7 @@ def test_an_old_runs_statistics_write_back_byte_for_byte(name, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(OLD_RUNS))
 def test_a_record_made_of_an_epochs_parts_is_the_row_an_old_run_wrote(name):
-    row = json.loads((OLD_RUNS[name] / training.STATS).read_text())["epochs"][0]
+    row = json.loads((OLD_RUNS[name] / STATS).read_text())["epochs"][0]
     trained = TrainedEpoch(row["train_perplexity"], row["train_seconds"],
                            {key[len("mean_"):]: value for key, value in row.items() if key.startswith("mean_")})
     record = EpochRecord.of(1, trained, row["seconds"], dev_perplexity=row["dev_perplexity"],
@@ -90,7 +90,7 @@ def test_the_statistics_after_an_epoch_keep_the_best_and_count_the_others():
 def test_a_run_is_finished_once_it_waited_long_enough_or_reached_max_epochs(tmp_path):
     config = tiny_config(max_epochs=3, early_stopping_steps=2)
     row = EpochRecord.of(1, TrainedEpoch(9.0, 1.0, {}), 2.0, dev_perplexity=8.0)
-    assert training.load_stats(tmp_path) is None and not training.is_finished(None, config)
+    assert load_stats(tmp_path) is None and not training.is_finished(None, config)
     assert not training.is_finished(RunStatistics(epochs=(row,) * 2, best_epoch=1, waited=1), config)
     assert training.is_finished(RunStatistics(epochs=(row,) * 2, best_epoch=None, waited=2), config)
     assert training.is_finished(RunStatistics(epochs=(row,) * 3, best_epoch=3, waited=0), config)
@@ -114,10 +114,10 @@ VALID = {"epochs": [{"epoch": 1, "seconds": 2.0}], "best_epoch": 1, "best_dev_pe
     (json.dumps(dict(VALID, best_epoch=2)), "best_epoch 2 is not one of its 1 epochs"),
 ])
 def test_damaged_statistics_are_a_one_line_error_naming_the_file(tmp_path, text, reason):
-    path = tmp_path / training.STATS
+    path = tmp_path / STATS
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(UserError) as error:
-        training.load_stats(tmp_path)
+        load_stats(tmp_path)
     message = str(error.value)
     assert message.startswith(f"{path}: corrupted (") and reason in message and "\n" not in message
 
@@ -125,6 +125,6 @@ def test_damaged_statistics_are_a_one_line_error_naming_the_file(tmp_path, text,
 def test_statistics_without_a_state_checkpoint_load_and_write_back_without_one(tmp_path):
     """``state_checkpoint`` is optional: without one a run has no state to resume (``train``
     starts it over, as it always did)."""
-    (tmp_path / training.STATS).write_text(json.dumps(VALID))
-    stats = training.load_stats(tmp_path)
+    (tmp_path / STATS).write_text(json.dumps(VALID))
+    stats = load_stats(tmp_path)
     assert stats.state_checkpoint is None and stats.to_json() == VALID

@@ -14,8 +14,8 @@ import tensorflow as tf
 
 from rnnpb_nmt.data import files
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.run_stats import RunStatistics
 from rnnpb_nmt.train import loop as training
-from rnnpb_nmt.train.stats import RunStatistics
 
 
 

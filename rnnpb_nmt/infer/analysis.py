@@ -14,7 +14,7 @@ from rnnpb_nmt.data.dataset import read_sentences
 from rnnpb_nmt.data.files import write_json, write_text
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import plots
-from rnnpb_nmt.train.loop import load_stats
+from rnnpb_nmt.run_stats import load_stats
 
 FOLDER, SUMMARY = "analysis", "summary.json"  # <working_dir>/analysis/summary.json; the figures go beside it
 SENTENCES = 10  # translations shown, and sentences in the PB figures (as in the thesis)

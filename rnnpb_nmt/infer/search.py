@@ -13,8 +13,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, START_ID
-
-NEG = -1e9  # "impossible" score; finite so that sums never produce NaN
+from rnnpb_nmt.scores import NEG
 
 
 class Hypotheses(NamedTuple):

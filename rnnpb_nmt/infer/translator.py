@@ -16,9 +16,6 @@ from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import parallel, search
 from rnnpb_nmt.metrics import perplexity
-from rnnpb_nmt.models.base import NMTModel
-from rnnpb_nmt.models.losses import token_mask
-from rnnpb_nmt.train import interrupts
 
 
 class Hypothesis(NamedTuple):
@@ -35,7 +32,7 @@ class Translator:
 
     def __init__(self, model):
         self.model, self.config = model, model.config.inference
-        if self.config.joint_rerank and type(model).rerank is NMTModel.rerank:
+        if self.config.joint_rerank and not model.reranks:
             raise UserError(f"--joint_rerank: --model={model.config.model.model} has no joint objective "
                             "to rerank by")
         if self.config.joint_rerank and self.config.beam_size < 2:
@@ -46,10 +43,11 @@ class Translator:
         self._score_fn = tf.function(model.score_targets, input_signature=[batch_spec()])
         self._search_fns = {}
 
-    def dev_perplexity(self, src, tgt, batch_size=None):
+    def dev_perplexity(self, src, tgt, batch_size=None, after_batch=None):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources),
-        in batches of at most ``batch_size`` (default: --test_batch_size)."""
-        _, scored = self._evaluate(self._score_fn, src, tgt, interrupts.check, batch_size=batch_size,
+        in batches of at most ``batch_size`` (default: --test_batch_size); ``after_batch()`` runs
+        between batches (training's check for a stop)."""
+        _, scored = self._evaluate(self._score_fn, src, tgt, after_batch, batch_size=batch_size,
                                    label="dev perplexity")
         return perplexity(*(np.concatenate(column) for column in zip(*scored)))
 
@@ -83,7 +81,7 @@ class Translator:
             ratio, model, alpha = self.config.max_trans_ratio, self.model, self.config.length_penalty
 
             def translate_batch(src):
-                words = tf.reduce_sum(tf.cast(token_mask(src), tf.int32), axis=1) - 1
+                words = tf.reduce_sum(tf.cast(tf.not_equal(src, PAD_ID), tf.int32), axis=1) - 1
                 max_lengths = tf.maximum(1, tf.cast(tf.math.ceil(ratio * tf.cast(words, tf.float32)), tf.int32))
                 state = model.decoder_start(src, reverse)
                 step = lambda tokens, st: model.decoder_step(tokens, st, reverse)

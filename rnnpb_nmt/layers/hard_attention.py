@@ -9,7 +9,7 @@ impossible there (``forbid_step_past_end``), in training and search alike.
 
 import tensorflow as tf
 
-from rnnpb_nmt.infer.search import NEG  # "impossible", finite so that no NaN arises
+from rnnpb_nmt.scores import NEG  # "impossible", finite so that no NaN arises
 
 
 def teacher_forced_positions(previous, step_id, lengths):

@@ -12,9 +12,10 @@ training noise (``rnnpb_nmt.train.step``), search, dev perplexity and evaluation
 - ``decoder_start(src, reverse)`` / ``decoder_step(tokens, state, reverse)``: a one-step decoder
   for search;
 - optionally ``rerank(src, nbest, scores, reverse)`` (an order of beam search's n-best list
-  other than its scores), ``variable_groups()`` (several optimisers), ``monolingual_kinds`` (the monolingual
-  batches it trains on), ``on_epoch_end()`` (end-of-epoch updates), ``summary_scalars()``
-  (model state for TensorBoard) and ``analyze()`` (model-specific figures for ``--analyze``).
+  other than its scores; then ``reranks = True``), ``variable_groups()`` (several optimisers),
+  ``monolingual_kinds`` (the monolingual batches it trains on), ``on_epoch_end()`` (end-of-epoch
+  updates), ``summary_scalars()`` (model state for TensorBoard) and ``analyze()`` (model-specific
+  figures for ``--analyze``).
 
 Every function takes batches of any length (``rnnpb_nmt.data.dataset.batch_spec``) and works unchanged on
 one device or on the replicas of a ``tf.distribute`` strategy.
@@ -27,6 +28,7 @@ class NMTModel(tf.Module):
     """Base class of all translation models; ``config`` is an ``rnnpb_nmt.config.Config``."""
 
     reversible = False  # whether decoder_start/decoder_step also translate B->A
+    reranks = False  # whether rerank() orders the n-best by more than its scores (--joint_rerank is refused without)
     monolingual_kinds = ()  # the kinds of monolingual batch ("mono1", "mono2") it trains on
 
     def __init__(self, config, vocab1, vocab2):

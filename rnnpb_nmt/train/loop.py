@@ -6,26 +6,14 @@ import math
 import os
 import time
 
-from rnnpb_nmt.data.files import read_json_object, write_json
+from rnnpb_nmt.data.files import write_json
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.metrics import bleu
+from rnnpb_nmt.run_stats import STATS, EpochRecord, RunStatistics, load_stats
+from rnnpb_nmt.train import interrupts
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
-from rnnpb_nmt.train.stats import EpochRecord, RunStatistics
 from rnnpb_nmt.train.summaries import Summaries
-
-STATS = "training_stats.json"
-
-
-def load_stats(working_dir):
-    """training_stats.json of a working directory (RunStatistics), or None before the first epoch ended."""
-    path = os.path.join(working_dir, STATS)
-    if not os.path.isfile(path):
-        return None
-    try:
-        return RunStatistics.from_json(read_json_object(path))
-    except ValueError as e:  # JSON that is not a run's statistics
-        raise UserError(f"{path}: corrupted ({e})") from None
 
 
 def is_finished(stats, config):
@@ -209,7 +197,9 @@ def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, sc
     ``seconds`` are the training's and the dev measurement's (not --monitor_every's BLEU)."""
     started = time.time()
     trained = trainer.train_epoch(corpus, epoch, best_dir)
-    dev_perplexity = translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt) if measure_dev else None
+    # A Ctrl-C while training stops between dev batches too (rnnpb_nmt.train.interrupts).
+    dev_perplexity = (translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt, after_batch=interrupts.check)
+                      if measure_dev else None)
     score = scorer() if measure_dev and scorer else None
     seconds = time.time() - started
     model_scalars = {**trainer.learning_rate_scalars(), **translator.model.summary_scalars()}

@@ -18,7 +18,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import interrupts, schedules
 from rnnpb_nmt.train.curriculum import curriculum_indices
 from rnnpb_nmt.train.epoch_length import stream_indices
-from rnnpb_nmt.train.stats import EpochTotals, StepResult
+from rnnpb_nmt.run_stats import EpochTotals, StepResult
 
 
 def make_optimizer(name, learning_rate, variables):

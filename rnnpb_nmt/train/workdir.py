@@ -20,7 +20,7 @@ import contextlib
 import os
 import sys
 
-from rnnpb_nmt import registry
+from rnnpb_nmt import registry, run_stats
 from rnnpb_nmt.config import Config, check_applicable, field_named
 from rnnpb_nmt.data.files import read_json_object, write_json
 from rnnpb_nmt.data.vocabulary import Vocabulary
@@ -37,7 +37,7 @@ class WorkingDir:
     VOCABULARIES = ("vocab1.txt", "vocab2.txt")
     # What training writes beside hparams.json: a directory holding any of them without hparams.json
     # is neither a run to resume nor an empty place for a new one (a new run would overwrite them).
-    RUN_FILES = (*VOCABULARIES, loop.STATS, "best", "state", EPOCHS)
+    RUN_FILES = (*VOCABULARIES, run_stats.STATS, "best", "state", EPOCHS)
 
     def __init__(self, path):
         self.path = path
@@ -132,7 +132,7 @@ class WorkingDir:
 
     def is_finished(self, config):
         """Whether the run's statistics say it stopped early or reached ``config``'s --max_epochs."""
-        return loop.is_finished(loop.load_stats(self.path), config)
+        return loop.is_finished(run_stats.load_stats(self.path), config)
 
     def checkpoints(self, model, optimizers=()):
         return RunCheckpoints(self.path, model, optimizers)
@@ -178,7 +178,7 @@ class WorkingDir:
         if not training.keep_checkpoints:
             raise UserError(f"{flag}: {self.path} was trained without --keep_checkpoints (no {EPOCHS}/ to average; "
                             f"train with --keep_checkpoints={n})")
-        stats = loop.load_stats(self.path)
+        stats = run_stats.load_stats(self.path)
         records = stats.epochs if stats else ()
         chosen = loop.last_epochs(records, n) if of == "last" else \
             loop.best_epochs(records, n, training.early_stopping_metric, training.early_stopping_ties)

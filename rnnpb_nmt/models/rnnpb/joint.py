@@ -26,8 +26,8 @@ that memory stays that of one recognition of the batch.
 
 import tensorflow as tf
 
-from rnnpb_nmt.infer.search import NEG
 from rnnpb_nmt.models.rnnpb.recognition import minimize, sentence_loss
+from rnnpb_nmt.scores import NEG
 
 
 def joint_objective(model, src, tgt, weight, reverse=False):

@@ -64,6 +64,7 @@ class BoundRNNPB(NMTModel):
     """``--model=rnnpbnmt``; with ``--autoencode`` one RNNPB is both A and B."""
 
     reversible = True
+    reranks = True  # by joint recognition, with --joint_rerank
 
     @property
     def export_refusal(self):

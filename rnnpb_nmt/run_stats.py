@@ -1,16 +1,24 @@
 """A training run's statistics, typed: a step's numbers, an epoch's training, an epoch's row of
-``training_stats.json`` and the whole file.
+``training_stats.json`` and the whole file, and the file read from a working directory.
 
-``training_stats.json`` is read by more than the training loop (``--analyze``, the run scripts,
-results records), so its keys and their order are the format: ``EpochRecord`` and ``RunStatistics``
-write exactly the JSON earlier versions wrote, and read as Mappings by those keys too.
+``training_stats.json`` is read by more than the training loop (``--analyze``, export, the run
+scripts, results records), so its keys and their order are the format: ``EpochRecord`` and
+``RunStatistics`` write exactly the JSON earlier versions wrote, and read as Mappings by those keys
+too. It is below both training and inference (docs/extending.md, "Layers"): ``--analyze`` reads it
+without importing the training loop.
 """
 
 import collections
 import dataclasses
 import math
+import os
 from collections.abc import Mapping
 from types import MappingProxyType
+
+from rnnpb_nmt.data.files import read_json_object
+from rnnpb_nmt.errors import UserError
+
+STATS = "training_stats.json"
 
 # The term of a model's ``sentence_losses`` that is its batch's translation perplexity: averaged
 # into the epoch's ``train_perplexity``, not into a ``mean_<term>`` like the model's other terms.
@@ -221,3 +229,14 @@ _FORMAT = {"epochs": lambda v: isinstance(v, list),
            "state_checkpoint": lambda v: v is None or isinstance(v, str),
            "learning_rate_scale": lambda v: _is_number(v) and 0 < v <= 1}
 _REQUIRED = _FORMAT.keys() - {"state_checkpoint", "learning_rate_scale"}
+
+
+def load_stats(working_dir):
+    """training_stats.json of a working directory (RunStatistics), or None before the first epoch ended."""
+    path = os.path.join(working_dir, STATS)
+    if not os.path.isfile(path):
+        return None
+    try:
+        return RunStatistics.from_json(read_json_object(path))
+    except ValueError as e:  # JSON that is not a run's statistics
+        raise UserError(f"{path}: corrupted ({e})") from None
