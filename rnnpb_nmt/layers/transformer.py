@@ -1,8 +1,8 @@
 """The Transformer's building blocks (Vaswani et al. 2017), pre-layer-norm, of ``tf.keras`` layers:
 the encoder and decoder layers, word embeddings with sinusoidal positions, a tied output layer,
 and the decoding helpers that a Transformer decoder shares whatever conditions it (the encoder's
-outputs for ``--model=transformer``; a sentence's PB slots for the bound model's Transformer
-language models).
+outputs for the encoder-decoder Transformer; a sentence's PB slots for the bound model's
+Transformer language models).
 
 Pre-layer-norm: each sublayer reads LayerNorm(x) and adds its output to x; a last LayerNorm after
 each stack. Dropout is one mask per element drawn from the trainer's generator (``rng``), as the
