@@ -9,7 +9,7 @@ from rnnpb_nmt.train import loop as training
 @pytest.fixture
 def flat_dev(monkeypatch):
     """A dev perplexity that never changes: epoch 1 improves on nothing, every later epoch ties it."""
-    monkeypatch.setattr(Translator, "dev_perplexity", lambda self, src, tgt: 5.0)
+    monkeypatch.setattr(Translator, "dev_perplexity", lambda self, src, tgt, **_: 5.0)
 
 
 def run(make_trainer, corpus, working_dir, **changes):
