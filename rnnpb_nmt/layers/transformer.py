@@ -15,6 +15,8 @@ import math
 
 import tensorflow as tf
 
+from rnnpb_nmt.errors import UserError
+
 EPSILON = 1e-6  # LayerNorm's, as tensor2tensor's and fairseq's pre-norm Transformers
 
 
@@ -119,6 +121,16 @@ class WordEmbedding(tf.Module):
         if self.projection is not None:
             x = self.projection(x)
         return x * math.sqrt(self.units) + sinusoids(start, tf.shape(ids)[1], self.units)[None]
+
+
+def feed_forward_width(units, heads, ffn_units, owner):
+    """The feed-forward layers' width (--ffn_units, 0: 4 x --units) of layers of ``units`` split among
+    ``heads`` heads; a UserError naming ``owner`` (the flag that chose these layers) when the heads
+    do not divide the units."""
+    if units % heads:
+        raise UserError(f"--units={units}: {owner} splits it among --heads={heads} attention heads; "
+                        "give a multiple of --heads")
+    return ffn_units or 4 * units
 
 
 def dropout_of(rate, rng):

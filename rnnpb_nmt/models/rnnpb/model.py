@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from rnnpb_nmt.data.dataset import batch_spec, encode_all, make_dataset
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.layers.transformer import feed_forward_width
 from rnnpb_nmt.models.base import NMTModel
 from rnnpb_nmt.models.rnnpb import analysis, joint
 from rnnpb_nmt.models.rnnpb.amortized import PBProposal, Refinement
@@ -44,9 +45,6 @@ def _check_layers(m, transformers):
         given = [flag for flag, on in lstm_only.items() if on]
         if given:
             raise UserError(f"{given[0]}: only for --language_model=lstm (this run: --language_model=transformer)")
-        if m.units % m.heads:
-            raise UserError(f"--units={m.units}: --language_model=transformer splits it among --heads={m.heads} "
-                            "attention heads; give a multiple of --heads")
         return
     defaults = {f.name: f.default for f in dataclasses.fields(m)}
     given = [f"--{name}={getattr(m, name)}" for name in ("heads", "ffn_units") if getattr(m, name) != defaults[name]]
@@ -81,11 +79,13 @@ class BoundRNNPB(NMTModel):
         m, data = config.model, config.data
         transformers = m.amortize == "encoder" and m.language_model == "transformer"
         _check_layers(m, transformers)
+        if transformers:
+            hidden = feed_forward_width(m.units, m.heads, m.ffn_units, "--language_model=transformer")
 
         def language_model(vocab, name):
             if transformers:
                 return TransformerPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.heads,
-                                                  m.ffn_units or 4 * m.units, m.num_PB, m.pb_slots, m.dropout,
+                                                  hidden, m.num_PB, m.pb_slots, m.dropout,
                                                   m.sigma, config.training.label_smoothing, name=name)
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
                                       m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input,
@@ -110,7 +110,7 @@ class BoundRNNPB(NMTModel):
         def proposal(vocab, name):
             if transformers:
                 return TransformerProposal(len(vocab), m.embedding_size, m.units, m.proposal_layers, m.heads,
-                                           m.ffn_units or 4 * m.units, m.num_PB, name=name)
+                                           hidden, m.num_PB, name=name)
             return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
                               m.proposal_output, m.proposal_reverse, name=name)
 

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, TiedOutput, WordEmbedding, causal_mask,
-                                          decode, dropout_of, empty_caches)
+                                          decode, dropout_of, empty_caches, feed_forward_width)
 from rnnpb_nmt.models.losses import token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
@@ -41,10 +41,7 @@ class Transformer(TeacherForcedModel):
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
         p = config.model
-        if p.units % p.heads:
-            raise UserError(f"--units={p.units}: --model=transformer splits it among --heads={p.heads} "
-                            "attention heads; give a multiple of --heads")
-        hidden = p.ffn_units or 4 * p.units
+        hidden = feed_forward_width(p.units, p.heads, p.ffn_units, "--model=transformer")
         self.src_embedding = WordEmbedding(len(vocab1), p.embedding_size, p.units, "src_embedding")
         self.tgt_embedding = WordEmbedding(len(vocab2), p.embedding_size, p.units, "tgt_embedding")
         self.encoder_layers = [EncoderLayer(p.units, p.heads, hidden, f"encoder_{i}") for i in range(p.num_layers)]
