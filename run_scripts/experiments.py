@@ -186,15 +186,19 @@ EXPERIMENTS["bound_translation"] = [
 ]
 
 # Issue 90: one tuning protocol for every family, decided on dev only. Every family gets the same
-# TUNING_TRIALS points of one shared space (``tuning_points``, drawn once by a fixed seed), each
-# trained under one schedule (seed 1, dev BLEU every epoch chooses the best epoch and stops the
-# run after 10 epochs without improvement, at most 60 epochs) and never tested: the trial of the
-# best dev BLEU is the family's selected configuration, which then runs with 3 seeds and is tested
-# once. "size" is the family's own: today's model (issue 47's, 2.4-4.6 M parameters), or a larger
-# one; every configuration stays within 10.5 M trained parameters (the bound model's count covers
-# both directions: it is one model).
+# TUNING_TRIALS points of one shared space (``tuning_points``, drawn once by a fixed seed) and the
+# same budget, spent by successive halving: every trial trains TUNING_RUNG epochs (seed 1, dev BLEU
+# every epoch); the TUNING_PROMOTED trials of the best dev BLEU by then (``promoted``) go on under
+# the full schedule (the best epoch by dev BLEU, stopped after 10 epochs without improvement, at
+# most 60 epochs). None is tested: the promoted trial of the best dev BLEU is the family's selected
+# configuration (``selected``), which then runs with 3 seeds and is tested once. "size" is the
+# family's own: today's model (issue 47's, 2.4-4.6 M parameters), or a larger one; every
+# configuration stays within 10.5 M trained parameters (the bound model's count covers both
+# directions: it is one model).
 TUNING_TRIALS = 8
 TUNING_SEED = 90
+TUNING_RUNG = 12
+TUNING_PROMOTED = 3
 TUNING_SCHEDULE = ["--early_stopping_steps=10", "--max_epochs=60", "--early_stopping_metric=score", *VOCAB]
 TUNING_SPACE = {
     "dropout": (0.1, 0.2, 0.3),
@@ -258,7 +262,31 @@ def tuning_row(family, trial, point):
     return {"name": f"tune_{family}_t{trial}", "config": family, "trial": trial, "point": point, "seed": 1,
             "folder": "easy/easy20000", "source": "en", "target": "de", "training": FAIR_TRAINING,
             "flags": [*TUNING_SCHEDULE, *trial_flags(family, point), "--seed=1"], "test_flags": [], "thesis": None,
-            "tune": True}
+            "tune": True, "rung": TUNING_RUNG}
+
+
+def _at_rung(records, family):
+    return [r for r in records if r.get("config") == family and "rung_dev_score" in r]
+
+
+def promoted(records, family):
+    """The names of ``family``'s trials that go on past the rung: the TUNING_PROMOTED of the best
+    dev BLEU within TUNING_RUNG epochs (the earlier trial first on a tie), once every trial of the
+    family has reached the rung ([] until then). ``records``: the tuning experiment's results."""
+    found = _at_rung(records, family)
+    if len(found) < TUNING_TRIALS:
+        return []
+    ranked = sorted(found, key=lambda r: (-r["rung_dev_score"], r["trial"]))
+    return [r["name"] for r in ranked[:TUNING_PROMOTED]]
+
+
+def selected(records, family):
+    """``family``'s selected trial (its record): the promoted trial of the best dev BLEU under the
+    full schedule, once every promoted trial has finished it (None until then)."""
+    finalists = [r for r in records if r["name"] in promoted(records, family)]
+    if len(finalists) < TUNING_PROMOTED or not all(r.get("full_schedule") for r in finalists):
+        return None
+    return max(finalists, key=lambda r: (r["best_dev_score"], -r["trial"]))
 
 
 EXPERIMENTS["tuning"] = [tuning_row(family, trial, point) for family in TUNING_FAMILIES

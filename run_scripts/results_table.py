@@ -16,7 +16,8 @@ from typing import Callable, NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, DEV_BLEU_CONFIGS, EXPERIMENTS, binding_strength  # noqa: E402
-from experiments import TUNING_FAMILIES, TUNING_SCHEDULE, TUNING_TRIALS  # noqa: E402
+from experiments import TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE, TUNING_TRIALS  # noqa: E402
+from experiments import promoted, selected  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_PROTOCOL, RECIPE_NOTES, RECIPES, STOPPING, STOPPING_NOTES  # noqa: E402
@@ -684,31 +685,35 @@ def point_text(point):
     return f"{point['dropout']:g} | {point['label_smoothing']:g} | {shape} | {point['size']}"
 
 
-def tuning_selection(rows, family):
-    """(the family's recorded trials, the selected one by dev BLEU or None until all have run)."""
-    found = [r for r in rows if r["config"] == family]
-    if len(found) < TUNING_TRIALS:
-        return found, None
-    return found, max(found, key=lambda r: r["best_dev_score"])
+def tuning_cells(r, chosen, pick):
+    """A recorded trial's cells: parameters, the rung's dev BLEU, and past the rung its best epoch
+    and dev BLEU (the selected one in bold)."""
+    rung = f"{r['rung_dev_score']:.2f}" if "rung_dev_score" in r else f"– ({r['epochs']} epochs so far)"
+    if r["name"] not in chosen:
+        return f"{r['parameters']:,} | {rung} | – | –"
+    if not r.get("full_schedule"):
+        return f"{r['parameters']:,} | {rung} | promoted; {r['epochs']} epochs so far | –"
+    best = f"{r['best_dev_score']:.2f}"
+    return (f"{r['parameters']:,} | {rung} | {r['best_epoch']} of {r['epochs']} | "
+            + (f"**{best}** (selected)" if r is pick else best))
 
 
 def tuning_table(rows):
     lines = [f"Issue 90: every family tuned on the dev set with the same budget, {TUNING_TRIALS} trials at the "
              "same points of one space (dropout, label smoothing, learning-rate schedule, size; a Latin hypercube "
-             "drawn once, `experiments.tuning_points`), each trained under one schedule "
-             f"(`{' '.join(TUNING_SCHEDULE)}`, seed 1) and never tested. The trial of the best dev BLEU is the "
-             "family's selected configuration once all its trials have run; the test set decides nothing.", "",
-             "| family | trial | dropout | label smoothing | learning rate | size | parameters | best epoch of epochs "
-             "| best dev BLEU | lowest dev perplexity |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "drawn once, `experiments.tuning_points`), spent by successive halving: every trial trains "
+             f"{TUNING_RUNG} epochs (seed 1, dev BLEU each epoch); the {TUNING_PROMOTED} of the best dev BLEU by "
+             f"then go on under the full schedule (`{' '.join(TUNING_SCHEDULE)}`). No trial is tested. The "
+             "finalist of the best dev BLEU is the family's selected configuration; the test set decides nothing.",
+             "", f"| family | trial | dropout | label smoothing | learning rate | size | parameters | dev BLEU by "
+             f"epoch {TUNING_RUNG} | best epoch of epochs (full schedule) | best dev BLEU (full schedule) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for family in TUNING_FAMILIES:
-        found, selected = tuning_selection(rows, family)
-        done = {r["trial"]: r for r in found}
+        chosen, pick = promoted(rows, family), selected(rows, family)
+        done = {r["trial"]: r for r in rows if r["config"] == family}
         for spec in (s for s in EXPERIMENTS["tuning"] if s["config"] == family):
             r = done.get(spec["trial"])
-            figures = ("– | not run yet | – | –" if r is None else
-                       f"{r['parameters']:,} | {r['best_epoch']} of {r['epochs']} | "
-                       f"{'**' if r is selected else ''}{r['best_dev_score']:.2f}{'** (selected)' if r is selected else ''}"
-                       f" | {r['lowest_dev_perplexity']:.2f}")
+            figures = "– | not run yet | – | –" if r is None else tuning_cells(r, chosen, pick)
             lines.append(f"| {family} | {spec['trial']} | {point_text(spec['point'])} | {figures} |")
     lines.append("")
     for r in rows:
@@ -720,9 +725,10 @@ def tuning_table(rows):
 def tuning_headline(rows):
     picks = []
     for family in TUNING_FAMILIES:
-        found, selected = tuning_selection(rows, family)
-        picks.append((family, f"trial {selected['trial']}, **{selected['best_dev_score']:.2f}**" if selected
-                      else f"{len(found)} of {TUNING_TRIALS} trials"))
+        pick = selected(rows, family)
+        at_rung = sum(1 for r in rows if r["config"] == family and "rung_dev_score" in r)
+        picks.append((family, f"trial {pick['trial']}, **{pick['best_dev_score']:.2f}**" if pick
+                      else f"{at_rung} of {TUNING_TRIALS} trials at the rung"))
     return ("the selected trial's dev BLEU (en→de easy20000)", listing(picks), "– (not a paper's)",
             f"{len(rows)} of {len(EXPERIMENTS['tuning'])} trials")
 

@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from experiments import EXPERIMENTS, TESTING, TRAINING  # noqa: E402
+from experiments import EXPERIMENTS, TESTING, TRAINING, promoted  # noqa: E402
 from rnnpb_nmt import registry  # noqa: E402
 from rnnpb_nmt.data.files import write_text  # noqa: E402
 from rnnpb_nmt.infer import prediction  # noqa: E402
@@ -114,16 +114,18 @@ def analyze(parts, working_dir, log):
     return found
 
 
-def run_row(row, data, working_dir, log):
+def run_row(row, data, working_dir, log, epochs=None):
     """Train (or resume an interrupted training), test (and analyse) one row; a tuning trial
-    (``tune``) is trained only: the test set decides nothing."""
+    (``tune``) is trained only, to ``epochs`` (its rung) or under its full schedule: the test set
+    decides nothing."""
     train, tests, to_analyze = commands(row, data, working_dir)
     if row.get("tune"):
         tests, to_analyze = [], []
+    if epochs:
+        train.append(f"--max_epochs={epochs}")
     os.makedirs(working_dir, exist_ok=True)
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
-        if not (workdir.is_trained(working_dir) and training.is_finished(
-                load_stats(working_dir), workdir.load_config(working_dir, registry.models()))):
+        if needs_training(working_dir, epochs or (_cap(row) if row.get("tune") else None)):
             log(" ".join(train))
             subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
     tested = {}
@@ -133,6 +135,20 @@ def run_row(row, data, working_dir, log):
             subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
         tested[name] = test_result(row, data, working_dir, test, reverse=name == "reverse")
     return {**summarize(row, working_dir, train, tested), **analyze(to_analyze, working_dir, log)}
+
+
+def _cap(row):
+    """The --max_epochs of ``row``'s schedule (its last, as the command line reads it)."""
+    return [int(f.split("=", 1)[1]) for f in row["flags"] if f.startswith("--max_epochs=")][-1]
+
+
+def needs_training(working_dir, epochs=None):
+    """Whether ``working_dir`` holds no run, or one that neither stopped early nor reached
+    ``epochs`` (default: its own --max_epochs)."""
+    if not workdir.is_trained(working_dir):
+        return True
+    config = workdir.load_config(working_dir, registry.models())
+    return not training.is_finished(load_stats(working_dir), config.replace(max_epochs=epochs) if epochs else config)
 
 
 def _relative(command):
@@ -200,11 +216,23 @@ def summarize(row, working_dir, train, tested):
         # best_dev_perplexity is then the chosen epoch's; this is the lowest of any measured epoch.
         measured = [e["dev_perplexity"] for e in training["epochs"] if e.get("dev_perplexity") is not None]
         result["lowest_dev_perplexity"] = min(measured)
+    if row.get("tune"):
+        result.update(tuning_figures(row, training, working_dir))
     if "config" in row:  # issue 47's rows: sizes are part of the comparison
         result["parameters"] = parameters(working_dir)
     if "reverse" in tested:
         result["reverse"] = tested["reverse"]
     return result
+
+
+def tuning_figures(row, training, working_dir):
+    """A tuning trial's dev BLEU within its rung (the best of its first ``rung`` epochs, what
+    promotes it) and whether it has finished the full schedule (what makes it a finalist)."""
+    scores = [e["dev_score"] for e in training["epochs"] if e["epoch"] <= row["rung"] and "dev_score" in e]
+    found = {"rung": row["rung"], "full_schedule": not needs_training(working_dir, _cap(row))}
+    if len(training["epochs"]) >= row["rung"] or found["full_schedule"]:  # a run may stop early before it
+        found["rung_dev_score"] = round(max(scores), 4)
+    return found
 
 
 def records(experiment):
@@ -249,18 +277,29 @@ def main():
                         help="only add the dev set's analysis to rows already recorded (no training, no testing)")
     args = parser.parse_args()
     log = lambda m: print(m, flush=True)  # noqa: E731
-    for row in EXPERIMENTS[args.experiment]:
-        if args.rows and row["name"] not in args.rows:
-            continue
+    rows = [row for row in EXPERIMENTS[args.experiment] if not args.rows or row["name"] in args.rows]
+    data = os.path.abspath(args.data)
+    for row in rows:
         working_dir = os.path.join(args.work, args.experiment, row["name"])
         if args.dev_analysis:
-            record(args.experiment, add_dev_analysis(args.experiment, row, os.path.abspath(args.data), working_dir, log))
-            continue
-        result = run_row(row, os.path.abspath(args.data), working_dir, log)
-        if args.run_note:
-            result["run_note"] = args.run_note
-        record(args.experiment, result)
-        print(json.dumps(result), flush=True)
+            record(args.experiment, add_dev_analysis(args.experiment, row, data, working_dir, log))
+        else:
+            run_and_record(args, row, data, working_dir, log, row.get("rung"))
+    if args.dev_analysis:
+        return
+    # Successive halving: the tuning trials that the rung promotes go on under their full schedule.
+    chosen = {name for family in {row["config"] for row in rows if row.get("rung")}
+              for name in promoted(records(args.experiment), family)}
+    for row in (row for row in rows if row["name"] in chosen):
+        run_and_record(args, row, data, os.path.join(args.work, args.experiment, row["name"]), log)
+
+
+def run_and_record(args, row, data, working_dir, log, epochs=None):
+    result = run_row(row, data, working_dir, log, epochs)
+    if args.run_note:
+        result["run_note"] = args.run_note
+    record(args.experiment, result)
+    print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

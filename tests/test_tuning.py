@@ -1,0 +1,67 @@
+"""Issue 90's tuning protocol (run_scripts/experiments.py): one design of trials for every family,
+promoted by successive halving on dev BLEU, the selected configuration chosen on dev only."""
+
+import json
+
+from experiments import (EXPERIMENTS, TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SPACE, TUNING_TRIALS,
+                         promoted, selected, tuning_points)
+import results_table
+import run_experiment
+
+FAMILY = "transformer"
+
+
+def trials(rung_scores, full=None):
+    """Records of FAMILY's trials with these rung scores; ``full``: {trial: best dev BLEU} of finished finalists."""
+    full = full or {}
+    return [{"name": f"tune_{FAMILY}_t{t}", "config": FAMILY, "trial": t, "rung_dev_score": s,
+             "full_schedule": t in full, "best_dev_score": full.get(t, s), "best_epoch": 20, "epochs": 30,
+             "parameters": 1000, "date": "d", "machine": "m", "train_seconds": 1, "train_command": "c"}
+            for t, s in enumerate(rung_scores, 1)]
+
+
+def test_every_family_trains_the_same_points_which_use_each_value_of_each_dimension_about_equally():
+    points = tuning_points()
+    assert len(points) == TUNING_TRIALS
+    for name, values in TUNING_SPACE.items():
+        counts = [sum(p[name] == v for p in points) for v in values]
+        assert max(counts) - min(counts) <= 1 and sum(counts) == TUNING_TRIALS
+    for family in TUNING_FAMILIES:
+        rows = [r for r in EXPERIMENTS["tuning"] if r["config"] == family]
+        assert [r["point"] for r in rows] == points
+        assert all(r["tune"] and r["rung"] == TUNING_RUNG for r in rows)
+
+
+def test_the_rung_promotes_the_best_dev_bleu_only_once_every_trial_reached_it_and_ties_go_to_the_earlier_trial():
+    scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
+    assert promoted(trials(scores)[:-1], FAMILY) == []
+    assert promoted(trials(scores), FAMILY) == [f"tune_{FAMILY}_t{t}" for t in (5, 2, 4)][:TUNING_PROMOTED]
+    assert promoted(trials(scores), "bound_pbstate_k1") == []
+
+
+def test_the_selected_trial_is_the_finalist_of_the_best_full_schedule_dev_bleu_once_all_finalists_finished():
+    scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
+    assert selected(trials(scores, full={5: 61.0, 2: 62.5}), FAMILY) is None
+    # trial 1 has no full schedule (not promoted): its higher figure does not count
+    pick = selected(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0, 1: 70.0}), FAMILY)
+    assert pick["trial"] == 2
+
+
+def test_a_trials_rung_score_is_its_best_dev_bleu_within_the_rung_not_after_it(tmp_path, monkeypatch):
+    row = {"flags": ["--max_epochs=60"], "rung": 3}
+    monkeypatch.setattr(run_experiment, "needs_training", lambda working_dir, epochs=None: True)
+    epochs = [{"epoch": e, "dev_score": s} for e, s in enumerate([10.0, 30.0, 20.0, 90.0], 1)]
+    figures = run_experiment.tuning_figures(row, {"epochs": epochs}, str(tmp_path))
+    assert figures == {"rung": 3, "full_schedule": False, "rung_dev_score": 30.0}
+    assert "rung_dev_score" not in run_experiment.tuning_figures(row, {"epochs": epochs[:2]}, str(tmp_path))
+
+
+def test_the_table_shows_every_trials_rung_score_and_the_full_schedule_only_for_finalists_with_the_pick_in_bold():
+    scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
+    text = "\n".join(results_table.tuning_table(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0})))
+    line = {int(line.split("|")[2]): line for line in text.splitlines() if line.startswith(f"| {FAMILY} |")}
+    assert "| 50.00 | – | – |" in line[1]
+    assert "**62.50** (selected)" in line[2] and "61.00" in line[5] and "**" not in line[5]
+    headline = results_table.tuning_headline(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0}))[1]
+    assert "trial 2, **62.50**" in headline and "0 of 8 trials at the rung" in headline
+    assert json.dumps(EXPERIMENTS["tuning"])  # the rows stay plain data
