@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rnnpb_nmt.config import Config, check_applicable
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.models.losses import decoder_inputs
 
@@ -30,8 +31,9 @@ def stepped(lm, seq, pb):
     return total
 
 
-def test_the_language_model_decodes_step_by_step_exactly_as_teacher_forced():
-    model = transformer_pb(num_layers=2)
+@pytest.mark.parametrize("read", ["slots", "prefix"])
+def test_the_language_model_decodes_step_by_step_exactly_as_teacher_forced(read):
+    model = transformer_pb(num_layers=2, pb_read=read)
     src, tgt = reversal_corpus(6, seed=3)
     batch = first_batch(src, tgt)  # sentences of several lengths: padding in the batch
     pb = model.propose_and_refine(batch["src"])[1]
@@ -39,8 +41,9 @@ def test_the_language_model_decodes_step_by_step_exactly_as_teacher_forced():
     np.testing.assert_allclose(stepped(model.lm_b, batch["tgt"], pb), teacher_forced.numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_the_binding_terms_gradient_is_the_finite_differences_one():
-    model = transformer_pb(pb_binding="soft", pb_binding_strength=0.5)
+@pytest.mark.parametrize("read", ["slots", "prefix"])
+def test_the_binding_terms_gradient_is_the_finite_differences_one(read):
+    model = transformer_pb(pb_binding="soft", pb_binding_strength=0.5, pb_read=read)
     src, tgt = reversal_corpus(4, seed=1)
     batch = first_batch(src, tgt)
     weight = model.proposal_a.output_layer.bias  # moves the source's PB, and so the binding term
@@ -73,6 +76,20 @@ def test_the_binding_terms_gradient_is_the_finite_differences_one():
 def test_options_of_the_other_kind_of_language_model_are_refused_in_one_line(changes, message):
     with pytest.raises(UserError, match=message):
         transformer_pb(**changes)
+
+
+def test_pb_read_is_refused_for_a_language_model_that_does_not_read_it():
+    given = {"model": "rnnpbnmt", "amortize": "encoder", "pb_read": "prefix"}
+    with pytest.raises(UserError, match=r"--pb_read=prefix: only for .*--language_model=transformer \(this run: "
+                                        r".*--language_model=lstm\); it would be ignored"):
+        check_applicable(given, Config.from_flat(given))
+
+
+def test_a_prefix_replaces_cross_attention_in_every_layer():
+    slots, prefix = transformer_pb(num_layers=2), transformer_pb(num_layers=2, pb_read="prefix")
+    assert all(layer.cross for layer in slots.lm_a.decoder_layers)
+    assert not any(layer.cross for layer in prefix.lm_a.decoder_layers)
+    assert len(prefix.trainable_variables) < len(slots.trainable_variables)
 
 
 @pytest.mark.slow

@@ -66,14 +66,17 @@ class EncoderLayer(tf.Module):
 
 
 class DecoderLayer(tf.Module):
-    """Causal self-attention, attention over the encoder's outputs, feed-forward; each pre-normed."""
+    """Causal self-attention, attention over the encoder's outputs (unless ``cross`` is False: a
+    decoder conditioned by a prefix instead), feed-forward; each pre-normed."""
 
-    def __init__(self, units, heads, hidden, name):
+    def __init__(self, units, heads, hidden, name, cross=True):
         super().__init__(name=name)
         self.self_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="self_norm")
         self.self_attention = attention_layer(units, heads, "self_attention")
-        self.cross_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="cross_norm")
-        self.cross_attention = attention_layer(units, heads, "cross_attention")
+        if cross:
+            self.cross_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="cross_norm")
+            self.cross_attention = attention_layer(units, heads, "cross_attention")
+        self.cross = cross
         self.ffn_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="ffn_norm")
         self.ffn = FeedForward(units, hidden, "ffn")
 
@@ -84,7 +87,8 @@ class DecoderLayer(tf.Module):
         normed = self.self_norm(x)
         keys = normed if past is None else tf.concat([past, normed], axis=1)
         x = x + dropout(self.self_attention(normed, keys, attention_mask=causal_mask))
-        x = x + dropout(self.cross_attention(self.cross_norm(x), memory, attention_mask=source_mask))
+        if self.cross:
+            x = x + dropout(self.cross_attention(self.cross_norm(x), memory, attention_mask=source_mask))
         return x + dropout(self.ffn(self.ffn_norm(x))), keys
 
 

@@ -21,6 +21,25 @@ def reverse_words(seq):
     return tf.reverse_sequence(seq, lengths - 1, seq_axis=1, batch_axis=0)
 
 
+def noised(seq, rng, drop=0.1, window=3):
+    """Sentences ``seq`` (B, T) (words + ``<end>``, padded) with noise (Lample et al. 2018): each word
+    deleted with probability ``drop`` (a sentence keeps at least its first word), the others moved
+    by less than ``window`` positions (sorted by position + uniform(0, window)); ``<end>`` follows
+    the words and the deleted ones become padding. Drawn from ``rng``, a tf.random.Generator."""
+    shape, length = tf.shape(seq), tf.shape(seq)[1]
+    position = tf.range(length)[None, :]
+    sentence_length = tf.reduce_sum(tf.cast(token_mask(seq), tf.int32), axis=1, keepdims=True)
+    word = position < sentence_length - 1
+    keep = word & (rng.uniform(shape) >= drop)
+    keep |= word & (position == 0) & ~tf.reduce_any(keep, axis=1, keepdims=True)
+    later = tf.cast(length + window, tf.float32)  # after every kept word: <end>, then the rest in order
+    key = tf.where(keep, tf.cast(position, tf.float32) + rng.uniform(shape, 0, window),
+                   tf.where(position == sentence_length - 1, later, later + 1.0 + tf.cast(position, tf.float32)))
+    shuffled = tf.gather(seq, tf.argsort(key, axis=1, stable=True), batch_dims=1)
+    kept = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1, keepdims=True)
+    return tf.where(position <= kept, shuffled, tf.zeros_like(shuffled) + PAD_ID)
+
+
 def summed_cross_entropy(logits, targets, label_smoothing=0.0):
     """Per-sentence cross-entropy summed over the real (non-padding) positions, and their count.
 

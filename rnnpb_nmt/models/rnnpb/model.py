@@ -20,6 +20,7 @@ from rnnpb_nmt.data.dataset import batch_spec, encode_all, make_dataset
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.transformer import feed_forward_width
 from rnnpb_nmt.models.base import NMTModel
+from rnnpb_nmt.models.losses import noised
 from rnnpb_nmt.models.rnnpb import analysis, joint
 from rnnpb_nmt.models.rnnpb.amortized import PBProposal, Refinement
 from rnnpb_nmt.models.rnnpb.binding import PBTables, binding_loss, binding_quality
@@ -86,7 +87,7 @@ class BoundRNNPB(NMTModel):
             if transformers:
                 return TransformerPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.heads,
                                                   hidden, m.num_PB, m.pb_slots, m.dropout,
-                                                  m.sigma, config.training.label_smoothing, name=name)
+                                                  m.sigma, config.training.label_smoothing, m.pb_read, name=name)
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
                                       m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input,
                                       label_smoothing=config.training.label_smoothing, name=name)
@@ -202,6 +203,8 @@ class BoundRNNPB(NMTModel):
         if t.pb_binding == "soft":
             terms["binding"] = binding_loss(pb, pb_b, t.pb_binding_strength)
             loss += terms["binding"]
+        if t.denoise_loss and rng is not None:  # SONAR's denoising auto-encoding, in training only
+            loss += self._denoising(batch, rng, terms)
         if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
@@ -215,6 +218,18 @@ class BoundRNNPB(NMTModel):
             terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"]), t.encoder_binding)
             loss += terms["encoder_binding"]
         return loss, 0.0, terms
+
+    def _denoising(self, batch, rng, terms):
+        """--denoise_loss's term: each language model's loss of its sentence from the PB recognised on
+        a noised copy (``losses.noised``); B's of the target too with --both_directions."""
+        t = self.config.training
+        sides = [("a", "src", False, self.lm_a)] + ([("b", "tgt", True, self.lm_b)] if t.both_directions else [])
+        total = 0.0
+        for side, key, reverse, lm in sides:
+            _, pb = self.propose_and_refine(noised(batch[key], rng), reverse)
+            terms[f"denoise_{side}"], _ = lm.sentence_losses(batch[key], pb, rng)
+            total += t.denoise_loss * terms[f"denoise_{side}"]
+        return total
 
     def propose_and_refine(self, src, reverse=False, steps=None):
         """(proposed PBs, PBs after ``steps`` refinement steps, default --refine_steps) of

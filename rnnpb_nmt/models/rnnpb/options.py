@@ -46,12 +46,17 @@ class ModelOptions:
         "needs first", legacy=False, only=("amortize", ("encoder",)))
     language_model: str = option(
         "lstm", "--amortize=encoder: each language's model and encoder: lstm (the thesis's RNNPB and an LSTM encoder) "
-        "or transformer (a Transformer decoder reading the PB through --pb_slots cross-attention slots, and a "
+        "or transformer (a Transformer decoder reading the PB as --pb_slots vectors (--pb_read), and a "
         "Transformer encoder of --proposal_layers layers mean-pooled to the PB, with --heads and --ffn_units as "
         "--model=transformer's: SONAR's design, rnnpb_nmt/models/rnnpb/transformer_lm.py)",
         choices=("lstm", "transformer"), legacy="lstm", only=("amortize", ("encoder",)))
-    pb_slots: int = option(4, "--language_model=transformer: the PB is read as this many vectors of --units, by "
-                              "cross-attention", 1, 1e4, legacy=4, only=("language_model", ("transformer",)))
+    pb_slots: int = option(4, "--language_model=transformer: the PB is read as this many vectors of --units (see "
+                              "--pb_read)", 1, 1e4, legacy=4, only=("language_model", ("transformer",)))
+    pb_read: str = option(
+        "slots", "--language_model=transformer: how the decoder reads the PB's --pb_slots vectors: slots (by "
+        "cross-attention in every layer) or prefix (as positions before the sentence's first word, read by "
+        "self-attention; the layers have no cross-attention)", choices=("slots", "prefix"), legacy="slots",
+        only=("language_model", ("transformer",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)
 
@@ -83,6 +88,11 @@ class TrainingOptions:
         "refined on it (A's of the source; with --both_directions also B's of the target); 0: a language model "
         "learns to generate only from the other language's PBs, as translation uses it", 0, 1e6, legacy=1.0,
         only=AMORTIZED)
+    denoise_loss: float = option(
+        0.0, "--amortize, parallel pairs: weight of a denoising auto-encoding term (SONAR's): each language model's "
+        "loss of its own sentence from the PB recognised on a noised copy of it (each word deleted with "
+        "probability 0.1, the rest shuffled within 3 positions, as Lample et al. 2018); A's of the source, with "
+        "--both_directions also B's of the target", 0, 1e6, legacy=0.0, only=AMORTIZED)
     pb_binding: str = option(
         "none", "--amortize, parallel pairs: bind the PB refined on the source in A and the PB refined on the target "
         "in B: none; soft (adds --pb_binding_strength * ||p_A(a) - p_B(b)||^2 / 2 to each pair's loss); mean (the "

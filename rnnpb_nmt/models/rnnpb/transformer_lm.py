@@ -3,9 +3,11 @@ design (Duquenne et al. 2023: a Transformer encoder and decoder per language, on
 sentence vector between them, the languages' vectors pulled together by an MSE term) inside the
 thesis's frame, where the vector is a PB that the language model itself refines.
 
-- The language model is a Transformer decoder that reads its sentence's PB through cross-attention
-  to --pb_slots vectors of --units numbers, a learned linear map of the PB: a few slots give the
-  attention something to choose among, which a single vector would not.
+- The language model is a Transformer decoder that reads its sentence's PB as --pb_slots vectors
+  of --units numbers, a learned linear map of the PB: a few slots give the attention something to
+  choose among, which a single vector would not. --pb_read=slots reads them by cross-attention in
+  every layer; --pb_read=prefix puts them before the sentence's first word, where self-attention
+  reads them (a decoder-only language model with a prompt; its layers have no cross-attention).
 - The proposal is a Transformer encoder over the sentence, its outputs averaged over the real
   positions (SONAR's mean pooling) and mapped linearly to the PB.
 - Refinement, binding, both directions and translation are the bound model's
@@ -22,16 +24,19 @@ from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy, token_
 
 class TransformerPBLanguageModel(tf.Module):
     """Word embedding with positions, ``num_layers`` pre-norm decoder layers attending causally to the
-    words so far and to the PB's slots, a last LayerNorm and the output layer."""
+    words so far and to the PB's slots (``read``: by cross-attention, or as a prefix), a last
+    LayerNorm and the output layer."""
 
     def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, slots, dropout=0.0,
-                 sigma=0.0, label_smoothing=0.0, name=None):
+                 sigma=0.0, label_smoothing=0.0, read="slots", name=None):
         super().__init__(name=name)
         self.units, self.slots, self.dropout, self.sigma = units, slots, dropout, sigma
         self.label_smoothing = label_smoothing
+        self.prefix = slots if read == "prefix" else 0  # positions before the first word
         self.embedding = WordEmbedding(vocab_size, embedding_size, units, "embedding")
         self.slot_map = tf.keras.layers.Dense(slots * units, name="slots")
-        self.decoder_layers = [DecoderLayer(units, heads, hidden, f"decoder_{i}") for i in range(num_layers)]
+        self.decoder_layers = [DecoderLayer(units, heads, hidden, f"decoder_{i}", cross=not self.prefix)
+                               for i in range(num_layers)]
         self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
         self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
         self.sentence_losses(tf.constant([[3, 2]]), tf.zeros([1, num_pb]))  # builds every weight now
@@ -48,22 +53,32 @@ class TransformerPBLanguageModel(tf.Module):
             pb = pb + rng.normal(tf.shape(pb), stddev=self.sigma)
         dropout = dropout_of(self.dropout, rng)
         previous = decoder_inputs(seq)
-        x = dropout(self.embedding(previous))
-        x, _ = decode(self.decoder_layers, x, None, self._memory(pb), None, causal_mask(tf.shape(previous)[1]),
-                      dropout)
+        x = dropout(self.embedding(previous, start=self.prefix))
+        if self.prefix:  # the slots first, each position seeing those before it, as generation's cache
+            x = tf.concat([self._memory(pb), x], axis=1)
+            x, _ = decode(self.decoder_layers, x, None, None, None, causal_mask(tf.shape(x)[1]), dropout)
+            x = x[:, self.prefix:]
+        else:
+            x, _ = decode(self.decoder_layers, x, None, self._memory(pb), None, causal_mask(tf.shape(previous)[1]),
+                          dropout)
         logits = self.output_layer(self.norm(x))
         return summed_cross_entropy(logits, seq, self.label_smoothing if rng is not None else 0.0)
 
     def start_state(self, pb):
-        """Generation state for PBs (N, num_PB): their slots and empty self-attention caches."""
-        return {"memory": self._memory(pb),
-                "past": empty_caches(tf.shape(pb)[0], self.units, len(self.decoder_layers))}
+        """Generation state for PBs (N, num_PB): their slots and empty self-attention caches, or
+        with a prefix the caches of the slots' positions."""
+        past = empty_caches(tf.shape(pb)[0], self.units, len(self.decoder_layers))
+        if self.prefix:
+            _, past = decode(self.decoder_layers, self._memory(pb), past, None, None, causal_mask(self.prefix),
+                             lambda x: x)
+            return {"past": past}
+        return {"memory": self._memory(pb), "past": past}
 
     def step(self, tokens, state):
         """Next-word logits after ``tokens`` (N,), and the state with this position cached."""
         x = self.embedding(tokens[:, None], start=tf.shape(state["past"][0])[1])
-        x, caches = decode(self.decoder_layers, x, state["past"], state["memory"], None, None, lambda x: x)
-        return self.output_layer(self.norm(x))[:, 0], {"memory": state["memory"], "past": caches}
+        x, caches = decode(self.decoder_layers, x, state["past"], state.get("memory"), None, None, lambda x: x)
+        return self.output_layer(self.norm(x))[:, 0], {**state, "past": caches}
 
 
 class TransformerProposal(tf.Module):
