@@ -259,3 +259,107 @@ def test_the_project_readme_shows_the_results_table_generated_from_the_records()
     assert results_table.with_readme_table(old, [begin, "| new |", end]) == f"intro\n{begin}\n| new |\n{end}\nrest"
     with pytest.raises(SystemExit, match="results table's lines"):
         results_table.with_readme_table("intro without the table", [begin, "| new |", end])
+
+
+WITHHELD = {"source": "issue 94, scored outside the project", "filed": "2026-12",
+            "inflection": {"predictions": "P", "predictions_commit": "1cef785577", "measure": "M", "note": "N", "scores": [
+                {"collection": "sigmorphon2016", "set": "arabic", "model": "hard", "test": 94.96, "paper": 98.77},
+                {"collection": "sigmorphon2016", "set": "average", "model": "hard", "test": 94.87, "paper": 95.61}]},
+            "question_formation": {"predictions": "Q", "predictions_commit": "943a2e2262", "measure": "M", "note": "N",
+                                   "scores": [{"cell": "gru_location", "measure": "gen_first_word_accuracy",
+                                               "test": 0.679, "paper": 0.78}]}}
+
+
+def inflection_cell(accuracy):
+    member = {"dev": {"accuracy": accuracy, "mean_levenshtein": 0.1, "test_command": "dev"}, "epochs": 3,
+              "best_epoch": 2, "stopped": "finished", "train_seconds": 10, "train_command": "train"}
+    return {"collection": "sigmorphon2016", "set": "arabic", "model": "hard_attention", "aligner": "corpus",
+            "members": [member], "ensemble": None, "date": "D", "machine": "M", "note": "Why.",
+            "predictions": {"file": "f", "configuration": "single", "lines": 2, "test_command": "test"}}
+
+
+def row_cells(lines, start):
+    return [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
+
+
+def test_the_inflection_page_puts_the_withheld_test_figure_between_our_dev_and_the_papers_test_figures():
+    lines = results_table.inflection_table([inflection_cell(0.9)], WITHHELD)
+    header = row_cells(lines, "| set |")
+    assert header[2:6] == ["dev: single", "dev: vote (models)", "test: ours (scored outside)", "test: paper (that model)"]
+    assert row_cells(lines, "| arabic | hard |")[2:6] == ["90.00", "– (1)", "94.96", "98.77"]
+    assert row_cells(lines, "| arabic | soft |")[4:6] == ["–", "99.30"]  # no test figure came back for it
+    assert row_cells(lines, "| average | hard |")[3:6] == ["90.00 (1 of 10 sets)", "94.87", "95.61"]
+    text = "\n".join(lines)
+    assert ("Test figures (issue 94, scored outside the project against the withheld gold, filed 2026-12): M, of P, "
+            "as of commit 1cef785; N.") in text
+    assert "No withheld-test figure has come back yet." in "\n".join(results_table.inflection_table([], {}))
+
+
+def test_the_inflection_headline_shows_our_test_average_beside_the_papers_and_labels_the_dev_one():
+    measure, ours, paper, _ = results_table.inflection_headline([inflection_cell(0.9)], WITHHELD)
+    assert "sigmorphon2016 hard test **94.87** (dev 90.00) (1 of 10 sets)" in ours and "on test" in measure
+    assert "sigmorphon2016 hard 95.61" in paper
+    _, ours, _, _ = results_table.inflection_headline([inflection_cell(0.9)], {})
+    assert "sigmorphon2016 hard dev **90.00** (1 of 10 sets)" in ours and "test" not in ours
+
+
+def question_cell(name, gen, stopping="authors", recipe="layers"):
+    tested = {"test_command": "test"}
+    restart = {"seed": 1, "train_seconds": 60, "epochs": 30, "best_epoch": 30, "stopped": "finished",
+               "train_command": "train", "dev": dict(tested, full_sentence_accuracy=1.0),
+               "gen": dict(tested, first_word_accuracy=gen), "test_covered": tested, "gen_covered": tested}
+    stem = f"run_scripts/results/question_formation/{name}.{stopping}.{recipe}"
+    return {"cell": name, "stopping": stopping, "recipe": recipe, "restarts": [restart], "train_seconds_budget": 900,
+            "median": {"dev_full_sentence_accuracy": 1.0, "gen_first_word_accuracy": gen, "restart": 1},
+            "predictions": {"test": f"{stem}.test.tsv", "gen": f"{stem}.gen.tsv"}, "generate_command": "G",
+            "date": "D", "machine": "M", "note": "Why."}
+
+
+def test_the_question_formation_main_table_shows_the_withheld_test_figure_and_names_the_scored_files():
+    cells = [question_cell("gru_location", 0.755), question_cell("srn_none", 0.5),
+             question_cell("gru_location", 0.562, recipe="adam")]
+    lines = results_table.question_formation_table(cells, WITHHELD)
+    main, other = [i for i, line in enumerate(lines) if line.startswith("| cell |")]
+    assert "(**test**, the median restart's predictions, scored outside)" in lines[main]
+    assert len(row_cells(lines, "| cell |")) == 10 and len(row_cells(lines[other:], "| cell |")) == 9
+    assert row_cells(lines, "| gru_location |")[3:7] == ["**0.755**", "0.679", "0.770", "0.780"]
+    assert row_cells(lines, "| srn_none |")[3:5] == ["**0.500**", "–"]
+    assert row_cells(lines[other:], "| gru_location |")[3:5] == ["**0.562**", "0.770"]  # other protocols: no column
+    text = "\n".join(lines)
+    assert ("The scored prediction files, the one protocol's (`--stopping authors --recipe layers`, the median restart "
+            "of each cell), 4 in `results/question_formation/`: `srn_none.authors.layers.test.tsv`, "
+            "`srn_none.authors.layers.gen.tsv`, `gru_location.authors.layers.test.tsv`, "
+            "`gru_location.authors.layers.gen.tsv`.") in text
+    assert "Predictions of its median restart in `run_scripts/results/question_formation/gru_location.authors.layers" in text
+    assert ("were in `run_scripts/results/question_formation/gru_location.authors.adam.test.tsv` and "
+            "`run_scripts/results/question_formation/gru_location.authors.adam.gen.tsv`, not scored, removed by issue "
+            "94") in text
+
+
+def test_the_question_formation_headline_and_readme_row_show_the_test_figure_with_the_dev_one_labelled():
+    cells = [question_cell("gru_location", 0.755), question_cell("srn_none", 0.5)]
+    measure, ours, _, _ = results_table.question_headline(cells, WITHHELD)
+    assert "gru_location test **0.679** (dev 0.755)" in ours and "srn_none dev **0.500**" in ours
+    assert "gru_none not run yet" in ours and "labelled" in measure
+    readme = "\n".join(results_table.readme_table(
+        [cells if s.name == "question_formation" else s.empty for s in results_table.STUDIES]))
+    assert "| McCoy et al. 2018, GRU + location attention | generalization first-word accuracy on test" in readme
+    assert "| test **0.679** (dev 0.755) | 0.780 |" in readme
+    assert "| Aharoni & Goldberg 2017, SIGMORPHON 2016, hard attention | mean accuracy % on test" in readme
+
+
+def test_the_withheld_record_quotes_the_papers_figures_and_names_a_scored_file_for_every_main_cell():
+    scores = results_table.withheld_scores()
+    for entry in scores["inflection"]["scores"]:
+        paper = results_table.INFLECTION_PAPER[entry["collection"]]
+        expected = (results_table.paper_average(entry["collection"], entry["model"]) if entry["set"] == "average"
+                    else paper[entry["model"]].get(entry["set"]))
+        assert entry["paper"] == expected, entry
+    for entry in scores["question_formation"]["scores"]:
+        assert entry["paper"] == results_table.QUESTION_PAPER[entry["cell"]][1]
+    cells = results_table.load(next(s for s in results_table.STUDIES if s.name == "question_formation"))
+    scored = {os.path.basename(c["predictions"][kind]) for c in cells
+              if results_table.protocol_of(c) == results_table.MAIN_PROTOCOL for kind in ("test", "gen")}
+    folder = os.path.join(results_table.RESULTS, "question_formation")
+    assert len(scored) == 2 * len(results_table.CELLS)
+    assert {f for f in os.listdir(folder) if f.endswith(".tsv")} == scored  # the scored protocol's files alone

@@ -160,7 +160,7 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
         run_inflection.record(cell, "N", results=results)
     recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
     assert [(c["aligner"], c["predictions"] is None) for c in recorded] == [("levenshtein", False), ("corpus", True)]
-    text = "\n".join(results_table.inflection_table(recorded))
+    text = "\n".join(results_table.inflection_table(recorded, {}))
     assert "| arabic | hard | 50.00 | **80.00** (2) |" in text  # the predicting cell's figures in the main table
     assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text
     assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
@@ -170,7 +170,7 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
                                     results=results, aligner="corpus", dev_only=True)  # one member: no vote
     run_inflection.record(single, "N", results=results)
     recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
-    text = "\n".join(results_table.inflection_table(recorded))
+    text = "\n".join(results_table.inflection_table(recorded, {}))
     assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | – |" in text
     assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
             "votes: no set has one of every aligner yet.") in text
@@ -179,10 +179,10 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
                                    results=results, aligner="corpus")  # the vote, with test predictions
     run_inflection.record(voted, "N", results=results)
     recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
-    row = next(line for line in results_table.inflection_table(recorded) if line.startswith("| arabic | hard |"))
+    row = next(line for line in results_table.inflection_table(recorded, {}) if line.startswith("| arabic | hard |"))
     assert row.startswith("| arabic | hard | 62.50 | **87.50** (2) |")  # the predicting cell is now the corpus one's
     assert row.endswith("| ensemble, corpus oracle |")  # and the row says which oracle its predictions learned from
-    text = "\n".join(results_table.inflection_table(recorded))
+    text = "\n".join(results_table.inflection_table(recorded, {}))
     # The Levenshtein cell's file now holds the corpus vote's predictions: its paragraph no longer claims it.
     paragraphs = {line.split("): ")[0]: line.split("): ")[1] for line in text.splitlines()
                   if "arabic-task1-test-predictions`" in line}
@@ -247,12 +247,12 @@ def test_a_recorded_set_sits_beside_the_papers_figures_and_the_others_say_not_ru
     fake({"seed1": 0.5, "seed2": 0.75, "ensemble": 0.9})
     cell = dict(run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"), 2,
                                        600, print, results=str(tmp_path / "results")), note="Why.")
-    lines = results_table.inflection_table([cell])
+    lines = results_table.inflection_table([cell], {})
     row = next(line for line in lines if line.startswith("| german | hard |"))
     assert [c.strip() for c in row.strip("|").split("|")][2:] == [
-        "50.00", "**90.00** (2)", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble, levenshtein oracle"]
+        "50.00", "**90.00** (2)", "–", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble, levenshtein oracle"]
     assert next(line for line in lines if line.startswith("| german | soft |")) == (
-        "| german | soft | not run yet | – | 96.51 | – | – | – | – |")
+        "| german | soft | not run yet | – | – | 96.51 | – | – | – | – |")
     assert "not run yet" in next(line for line in lines if line.startswith("| russian | hard |"))
     assert "| average | hard | | 90.00 (1 of 10 sets) |" in "\n".join(lines)
     assert "| average | soft | | – |" in "\n".join(lines)
@@ -267,8 +267,8 @@ def test_a_set_of_one_model_shows_no_vote_and_the_single_models_edit_distance(tm
     cell = dict(run_inflection.run_set("sigmorphon2016", "german", str(tmp_path / "data"), str(tmp_path / "work"), 1,
                                        600, print, results=str(tmp_path / "results")), note="")
     assert cell["ensemble"] is None
-    row = next(line for line in results_table.inflection_table([cell]) if line.startswith("| german | hard |"))
-    assert [c.strip() for c in row.strip("|").split("|")][2:6] == ["50.00", "– (1)", "96.58", "0.250"]
+    row = next(line for line in results_table.inflection_table([cell], {}) if line.startswith("| german | hard |"))
+    assert [c.strip() for c in row.strip("|").split("|")][2:7] == ["50.00", "– (1)", "–", "96.58", "0.250"]
 
 
 def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_beside_the_hard_one(tmp_path, fake):
@@ -292,10 +292,10 @@ def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_be
         run_inflection.record(dict(cell, date="D"), "N", results=str(tmp_path))
     recorded = json.loads((tmp_path / "inflection.json").read_text())
     assert [c["model"] for c in recorded] == ["hard_attention", "soft_attention"]
-    lines = results_table.inflection_table(recorded)
+    lines = results_table.inflection_table(recorded, {})
     rows = [line for line in lines if line.startswith("| navajo |")]
     assert [row.split("|")[2].strip() for row in rows] == ["hard", "soft"]
-    assert [row.split("|")[5].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
+    assert [row.split("|")[6].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
     assert all("**80.00** (2)" in row for row in rows)
     assert [row.split("|")[-2].strip() for row in rows] == ["ensemble, levenshtein oracle", "ensemble"]  # soft: none
     runs = [line for line in lines if line.startswith("`sigmorphon2016` `navajo`")]

@@ -22,7 +22,7 @@ import results_table
 import run_question_formation as runner
 
 
-QUESTION_HEADER_LINE = results_table.QUESTION_HEADER[0]
+QUESTION_HEADER_LINE = results_table.question_header(scored=True)[0]
 
 
 def restart(seed, gen_first_word, dev_full=0.5):
@@ -137,13 +137,13 @@ def test_a_recorded_cell_replaces_its_earlier_one_and_sits_beside_the_papers_med
         runner.record(recorded, note, results=str(tmp_path))
     cells = json.loads((tmp_path / "question_formation.json").read_text())
     assert [(c["cell"], c["note"]) for c in cells] == [("srn_none", ""), ("gru_location", "Why.")]
-    lines = results_table.question_formation_table(cells[1:])
+    lines = results_table.question_formation_table(cells[1:], {})
     row = next(line for line in lines if line.startswith("| gru_location |"))
     assert [c.strip() for c in row.strip("|").split("|")][1:] == [
-        "2", "**0.150** (0.100–0.200)", "**0.500** (0.300–0.700)", "0.770", "0.780", "2.0 (2.0)", "2 (2), 2 (2)*",
+        "2", "**0.150** (0.100–0.200)", "**0.500** (0.300–0.700)", "–", "0.770", "0.780", "2.0 (2.0)", "2 (2), 2 (2)*",
         "seed1"]  # the medians over the restarts and their ranges
     assert next(line for line in lines if line.startswith("| srn_none |")) == (
-        "| srn_none | not run yet | – | – | 0.000 | 0.490 | – | – | – |")
+        "| srn_none | not run yet | – | – | – | 0.000 | 0.490 | – | – | – |")
     text = "\n".join(lines)
     assert cell["restarts"][1]["train_command"] in text and cell["restarts"][0]["gen_covered"]["test_command"] in text
     assert "Why." in text and "gru_location.authors.layers.test.tsv" in text
@@ -164,7 +164,7 @@ def test_the_perplexity_criterion_trains_records_and_shows_its_cells_apart(tmp_p
     cells = json.loads((tmp_path / "question_formation.json").read_text())
     assert [(c["cell"], c.get("stopping"), c["note"]) for c in cells] == [
         ("gru_location", "score", ""), ("gru_location", "perplexity", "again")]
-    lines = results_table.question_formation_table(cells[::-1])
+    lines = results_table.question_formation_table(cells[::-1], {})
     rows = [line for line in lines if line.startswith("| gru_location |")]
     # the main table's (no cell of its protocol: "not run yet"), then the others in PROTOCOLS' order
     assert [row.split("|")[4].strip() for row in rows] == ["–", "**0.100**", "**0.300**"]
@@ -184,7 +184,7 @@ def test_the_authors_criterion_measures_every_5000_pairs_and_shows_its_cells_apa
     assert flag(command, "working_dir") == str(tmp_path / "work" / "question_formation" / "gru_location.authors" / "seed1")
     runner.record(cell, "", results=str(tmp_path))
     cells = json.loads((tmp_path / "question_formation.json").read_text())
-    lines = results_table.question_formation_table(cells)
+    lines = results_table.question_formation_table(cells, {})
     note = results_table.protocol_paragraph(cells, ("authors", "adam"))
     assert note.startswith(question_experiments.STOPPING_NOTES["authors"])
     assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.400** |")
@@ -209,7 +209,7 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
         runner.record(recorded, note, results=str(tmp_path))
     cells = json.loads((tmp_path / "question_formation.json").read_text())
     assert [(c["stopping"], c["recipe"], c["note"]) for c in cells] == [("authors", "adam", ""), ("authors", "sgd", "again")]
-    lines = results_table.question_formation_table(cells)
+    lines = results_table.question_formation_table(cells, {})
     note = results_table.protocol_paragraph(cells, ("authors", "sgd"))
     assert note.startswith(question_experiments.STOPPING_NOTES["authors"]) and "batches of 5" in note
     assert lines[lines.index(note) + 4].startswith("| gru_location | 1 | **0.100** | **0.600** |")
@@ -255,7 +255,7 @@ def test_each_table_says_how_its_cells_were_trained_and_their_budget_and_the_mai
     for main in (("score", "adam"), ("authors", "layers")):
         monkeypatch.setattr(results_table, "MAIN_PROTOCOL", main)
         monkeypatch.setattr(results_table, "PROTOCOLS", [main, *(p for p in results_table.PROTOCOLS if p != main)])
-        lines = results_table.question_formation_table(cells)
+        lines = results_table.question_formation_table(cells, {})
         first = lines.index(QUESTION_HEADER_LINE)
         assert lines[first - 2] == results_table.protocol_paragraph(cells, main)
         assert lines[first + 2].startswith("| srn_none |") and ("not run yet" in lines[first + 2]) == (main[0] == "score")
