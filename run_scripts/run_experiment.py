@@ -66,6 +66,9 @@ def raw_copy(folder, out, languages):
     return out
 
 
+OPEN = "open_"  # the prefix of an open-vocabulary test's name and of its files
+
+
 def commands(row, data, working_dir):
     """(training command, [(test name, test command)]): a row is tested source -> target, and a
     reversible row (``reverse_test``) also target -> source from the same model."""
@@ -82,6 +85,9 @@ def commands(row, data, working_dir):
     tests = [("forward", [*test, f"--test_set={d}/test.{source}"])]
     if row.get("reverse_test"):
         tests.append(("reverse", [*test, "--reverse_translation", f"--test_set={d}/test.{target}"]))
+    if row.get("open_test"):  # the same model on another test set (its files kept apart: OPEN)
+        o = os.path.join(data, row["open_test"])
+        tests += [(OPEN + name, [*command[:-1], command[-1].replace(f"{d}/", f"{o}/")]) for name, command in tests]
     return train, tests, analyses(d, source, target, working_dir) if row.get("analyze") else []
 
 
@@ -133,7 +139,8 @@ def run_row(row, data, working_dir, log, epochs=None):
         with open(os.path.join(working_dir, f"test_log_{name}.txt" if len(tests) > 1 else "test_log.txt"), "w") as out:
             log(" ".join(test))
             subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
-        tested[name] = test_result(row, data, working_dir, test, reverse=name == "reverse")
+        tested[name] = test_result(row, data, working_dir, test, reverse=name.endswith("reverse"),
+                                   folder=row["open_test"] if name.startswith(OPEN) else row["folder"])
     return {**summarize(row, working_dir, train, tested), **analyze(to_analyze, working_dir, log)}
 
 
@@ -169,9 +176,15 @@ def unseen_bleu(test_set, train_set, translations, references):
     return bleu([hypotheses[i] for i in keep], [refs[i] for i in keep]), len(keep)
 
 
-def test_result(row, data, working_dir, test, reverse):
-    """One test's figures, read from what it wrote."""
+def test_result(row, data, working_dir, test, reverse, folder):
+    """One test's figures, read from what it wrote (on the test set of data ``folder``); an
+    open-vocabulary test's files are then renamed with the prefix OPEN, so that the row's own
+    test's stay as they were."""
     translations, stats = (os.path.join(working_dir, name) for name in prediction.outputs(reverse))
+    if folder != row["folder"]:
+        for path in (translations, stats):
+            os.replace(path, os.path.join(working_dir, OPEN + os.path.basename(path)))
+        translations, stats = (os.path.join(working_dir, OPEN + os.path.basename(p)) for p in (translations, stats))
     with open(stats) as f:
         testing = json.load(f)
     d = os.path.join(data, row["folder"])
@@ -182,8 +195,8 @@ def test_result(row, data, working_dir, test, reverse):
              "sacrebleu_signature": testing.get("sacrebleu_signature"), "test_seconds": round(testing["testing_time"]),
              "test_command": _relative(test)}
     if not row.get("raw"):  # the unseen subset is read from the tokenized files
-        score, count = unseen_bleu(f"{d}/test.{source}", f"{d}/train.{source}",
-                                   translations, f"{d}/test.{target}")
+        t = os.path.join(data, folder)
+        score, count = unseen_bleu(f"{t}/test.{source}", f"{d}/train.{source}", translations, f"{t}/test.{target}")
         found.update(bleu_unseen=round(score, 2), unseen_sentences=count)
     return found
 
@@ -207,7 +220,7 @@ def summarize(row, working_dir, train, tested):
               "best_epoch": training["best_epoch"], "train_seconds": round(training["total_seconds"]),
               "machine": machine(), "date": time.strftime("%Y-%m-%d"), "thesis": row["thesis"],
               **({"note": row["note"]} if row.get("note") else {})}
-    for key in ("config", "seed", "source", "target", "trial", "point"):
+    for key in ("config", "seed", "source", "target", "trial", "point", "selected_by"):
         if key in row:
             result[key] = row[key]
     chosen = next((e for e in training["epochs"] if e["epoch"] == training["best_epoch"]), {})
@@ -222,6 +235,9 @@ def summarize(row, working_dir, train, tested):
         result["parameters"] = parameters(working_dir)
     if "reverse" in tested:
         result["reverse"] = tested["reverse"]
+    if row.get("open_test"):
+        result["open_test"] = {"folder": row["open_test"], **{name[len(OPEN):]: figures for name, figures
+                                                             in tested.items() if name.startswith(OPEN)}}
     return result
 
 

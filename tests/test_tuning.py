@@ -4,7 +4,7 @@ promoted by successive halving on dev BLEU, the selected configuration chosen on
 import json
 
 from experiments import (EXPERIMENTS, TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SPACE, TUNING_TRIALS,
-                         promoted, selected, tuning_points)
+                         promoted, selected, tuned_rows, tuning_points)
 import results_table
 import run_experiment
 
@@ -65,3 +65,47 @@ def test_the_table_shows_every_trials_rung_score_and_the_full_schedule_only_for_
     headline = results_table.tuning_headline(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0}))[1]
     assert "trial 2, **62.50**" in headline and "0 of 8 trials at the rung" in headline
     assert json.dumps(EXPERIMENTS["tuning"])  # the rows stay plain data
+
+
+def finished_tuning(family):
+    scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
+    records = trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0})
+    points = {r["trial"]: r["point"] for r in EXPERIMENTS["tuning"] if r["config"] == family}
+    return [{**r, "config": family, "name": f"tune_{family}_t{r['trial']}", "point": points[r["trial"]]}
+            for r in records]
+
+
+def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both_ways_easy50000_and_variants():
+    assert tuned_rows(trials([50.0] * 8)) == []
+    rows = {r["name"]: r for r in tuned_rows(finished_tuning("transformer"))}
+    assert sorted(rows) == sorted([f"transformer_tuned_{w}_easy20000_seed{s}" for s in (1, 2, 3) for w in ("ende", "deen")]
+                                  + ["transformer_tuned_ende_easy50000_seed1"])
+    row = rows["transformer_tuned_deen_easy20000_seed2"]
+    assert row["flags"][-1] == "--seed=2" and "--dropout=0.3" in row["flags"]  # trial 2's point
+    assert row["selected_by"].startswith("tuning trial 2: dev BLEU 62.50") and not row["reverse_test"]
+    bound = {r["name"]: r for r in tuned_rows(finished_tuning("bound_transformer_k1"))}
+    assert "bound_transformer_k1_tuned_deen_easy20000_seed1" not in bound  # one model: its reverse test
+    assert bound["bound_transformer_k1_tuned_ende_easy20000_seed1"]["reverse_test"]
+    assert bound["bound_transformer_k1_tuned_unbound_ende_easy20000_seed3"]["flags"][-2] == "--pb_binding=none"
+    assert {"bound_transformer_k1_tuned_k0_ende_easy20000_seed1", "bound_transformer_k1_tuned_prefix_ende_easy20000_seed1",
+            "bound_transformer_k1_tuned_denoise_ende_easy20000_seed1"} <= set(bound)
+
+
+def test_a_final_row_is_also_tested_on_the_open_vocabulary_set_and_keeps_its_own_tests_files(tmp_path):
+    row = tuned_rows(finished_tuning("bound_pbstate_k1"))[0]
+    _, tests, _ = run_experiment.commands(row, "/d", str(tmp_path))
+    assert [name for name, _ in tests] == ["forward", "reverse", "open_forward", "open_reverse"]
+    assert tests[2][1][-1] == "--test_set=/d/easy/easy-full/test.en"
+    assert tests[3][1][-2:] == ["--reverse_translation", "--test_set=/d/easy/easy-full/test.de"]
+    for folder, first in (("easy20000", "a b ."), ("easy-full", "e f .")):  # one open source sentence unseen
+        (tmp_path / "data" / "easy" / folder).mkdir(parents=True)
+        for part in ("train", "test"):
+            for language, text in (("en", f"{first}\nc d .\n"), ("de", "x y .\nz w .\n")):
+                (tmp_path / "data" / "easy" / folder / f"{part}.{language}").write_text(text)
+    (tmp_path / "test_trans.txt").write_text("x y .\nz w .\n")
+    (tmp_path / "testing_stats.json").write_text(json.dumps({"bleu": 100.0, "bleu_detokenized": 100.0,
+                                                             "testing_time": 3}))
+    found = run_experiment.test_result(row, str(tmp_path / "data"), str(tmp_path), tests[2][1], reverse=False,
+                                       folder="easy/easy-full")
+    assert found["bleu"] == 100.0 and found["unseen_sentences"] == 1
+    assert (tmp_path / "open_test_trans.txt").is_file() and not (tmp_path / "test_trans.txt").exists()
