@@ -215,12 +215,12 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
     forward = cells("| bound_soft | easy/easy20000 | en→de |")
     assert forward[3:] == ["1,234,567", "2 of 3", "**32.00 ± 2.83 (2 seeds)**", "22.00 ± 2.83 (2 seeds)", "2, 2",
                            "5.00 ± 0.00 (2 seeds)", "–", "0.900 ± 0.000 (2 seeds) / 0.800 ± 0.000 (2 seeds)",
-                           "0.250 ± 0.000 (2 seeds)"]
+                           "0.250 ± 0.000 (2 seeds)", "–"]
     assert cells("| bound_soft | easy/easy20000 | de→en (same models) |")[5] == "**22.00 ± 2.83 (2 seeds)**"
     assert "not run yet" in cells("| encdec_attention | easy/easy20000 | en→de |")
     by_bleu = next(s for s in specs if s["config"] == "encdec_devbleu" and s["source"] == "de")
     lines = results_table.fair_table([*rows, fair_record(by_bleu, 15.0, best_dev_score=18.5)])
-    assert cells("| encdec_devbleu | easy/easy20000 | de→en |")[9:] == ["18.50 (1 seed)", "–", "–"]
+    assert cells("| encdec_devbleu | easy/easy20000 | de→en |")[9:] == ["18.50 (1 seed)", "–", "–", "–"]
     assert "train bound_soft_ende_easy20000_seed1\ntest\nreverse test\nanalyze" in "\n".join(lines)
     k1 = [s for s in specs if s["config"] == "bound_pbstate_k1" and s["folder"] == "easy/easy20000"]
     dev = {"dev_retrieval_p_at_1_source_to_target": 0.95, "dev_retrieval_p_at_1_target_to_source": 0.93,
@@ -231,6 +231,20 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
                                                        "0.300 (1 seed)"]
     assert cells("| bound_pbstate_k1_unbound | 0 |")[2:] == ["0", "not run yet", "–", "–"]
     assert "analyze\ndev analyze\n```" in "\n".join(lines)
+
+
+def test_a_tuned_rows_open_vocabulary_bleu_has_its_column_both_ways_and_the_page_says_what_selected_it(monkeypatch):
+    tuned = {"name": "transformer_tuned_ende_easy20000_seed1", "config": "transformer_tuned", "seed": 1,
+             "folder": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 2: dev BLEU 62.50"}
+    bound = {**tuned, "name": "bound_tuned_ende_easy20000_seed1", "config": "bound_tuned", "reverse_test": True}
+    monkeypatch.setitem(EXPERIMENTS, "bound_translation", [*EXPERIMENTS["bound_translation"], tuned, bound])
+    open_test = {"folder": "easy/easy-full", "forward": {"bleu": 19.5}, "reverse": {"bleu": 17.25}}
+    lines = results_table.fair_table([fair_record(tuned, 55.0, open_test=open_test),
+                                      fair_record(bound, 50.0, reverse=fair_record(bound, 52.0), open_test=open_test)])
+    cells = lambda start: [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
+    assert cells("| transformer_tuned | easy/easy20000 | en→de |")[-1] == "19.50 (1 seed)"
+    assert cells("| bound_tuned | easy/easy20000 | de→en (same models) |")[-1] == "17.25 (1 seed)"
+    assert "transformer_tuned: selected by tuning trial 2: dev BLEU 62.50." in lines
 
 
 def test_the_fair_fight_headline_shows_the_dev_bleu_rule_both_ways_and_counts_every_run():
