@@ -63,7 +63,8 @@ def test_skip_connections_are_keras_layers_that_read_the_input_too(skip_inputs, 
     out, finals = stacked(x)
     hs = []
     for layer in keras_copy(stacked):
-        h, last_h, last_c = layer(tf.concat([hs[-1], x], -1) if hs and skip_inputs else hs[-1] if hs else x)
+        below = x if not hs else tf.concat([hs[-1], x], -1) if skip_inputs else hs[-1]
+        h, last_h, last_c = layer(below)
         hs.append(h)
     assert [k.shape[0] for k in stacked.kernels] == [4] + [5 + 4 * skip_inputs] * 2
     assert out.shape[-1] == stacked.output_units == 5 * (3 if skip_outputs else 1)
