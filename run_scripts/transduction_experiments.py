@@ -47,8 +47,12 @@ MEMORY_TRAINING = ["--optimizer=rmsprop", "--learning_rate=0.005"]
 MEMORY_FLAGS = {"deque_lstm": ["--deque_biases=per_end"]}
 TASK_FLAGS = {("reverse", "deque_lstm"): ["--deque_biases=same", "--learning_rate=0.001"]}
 # Cell name -> its model flags: the Deep LSTM benchmark of 1, 2, 4 and 8 layers, and the memories
-# (--memory_width only for them: a model that has no memory refuses it).
-MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}", "--learning_rate=0.002"] for n in (1, 2, 4, 8)},
+# (--memory_width only for them: a model that has no memory refuses it). The Deep LSTM is the
+# paper's, every layer reading the input embedding too (--skip_connections=inputs: the stack whose
+# size its Table 2 gives, tests/test_memorylstm_model.py); the cells recorded before 2026-12-06 ran
+# a plain stack, as their commands say.
+MODELS = {**{f"deep_lstm{n}": ["--model=deep_lstm", f"--num_layers={n}", "--skip_connections=inputs",
+                               "--learning_rate=0.002"] for n in (1, 2, 4, 8)},
           **{name: [f"--model={name}", "--memory_width=128", *MEMORY_TRAINING, *MEMORY_FLAGS.get(name, [])]
              for name in ("stack_lstm", "queue_lstm", "deque_lstm")}}
 

@@ -35,12 +35,13 @@ def test_every_flag_field_is_a_command_line_flag_and_nothing_else_is():
 def test_an_old_hparams_file_takes_the_values_its_run_used():
     flat = Config().to_flat()
     for added_later in ("dev_every", "double_shared_updates", "recog_clip", "task", "memory_width", "pop_bias",
-                        "deque_biases", "deque_off_bias"):
+                        "deque_biases", "deque_off_bias", "skip_connections"):
         del flat[added_later]
     old = Config.from_saved(flat, "hparams.json")
     assert (old.training.dev_every, old.training.double_shared_updates, old.inference.recog_clip,
             old.data.task, old.model.memory_width, old.model.pop_bias, old.model.deque_biases,
-            old.model.deque_off_bias) == (1, False, None, "translation", 256, -1.0, "same", -3.0)
+            old.model.deque_off_bias, old.model.skip_connections) == (1, False, None, "translation", 256, -1.0,
+                                                                      "same", -3.0, "none")
     del flat["units"]  # never optional
     with pytest.raises(UserError, match=r"hparams.json: corrupted \(no 'units'\)"):
         Config.from_saved(flat, "hparams.json")
@@ -108,6 +109,7 @@ def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_d
      "--attention=content)"),
     ({"model": "deep_lstm", "memory_width": 128}, "--memory_width=128: only for --model=stack_lstm|queue_lstm|deque_lstm"),
     ({"model": "encdec", "feature_size": 20}, "--feature_size=20: only for --model=hard_attention"),
+    ({"model": "stack_lstm", "skip_connections": "inputs"}, "--skip_connections=inputs: only for --model=deep_lstm"),
     ({"model": "rnnpbnmt", "amortize": "learned", "encoder_binding": 1.0},
      "--encoder_binding=1.0: only for --model=rnnpbnmt --amortize=encoder (this run: --model=rnnpbnmt "
      "--amortize=learned)"),
@@ -145,6 +147,7 @@ def test_the_thesis_and_experiment_flags_are_read_by_their_runs():
                  {"model": "queue_lstm", "task": "transduction", "memory_width": 128, "pop_bias": -3.0},
                  {"model": "deque_lstm", "task": "transduction", "memory_width": 128, "deque_biases": "per_end",
                   "deque_off_bias": -6.0},
+                 {"model": "deep_lstm", "task": "transduction", "num_layers": 8, "skip_connections": "inputs"},
                  {"model": "hard_attention", "task": "inflection", "feature_size": 100},
                  {"model": "encdec", "task": "inflection", "bidirectional": True, "attention": "content",
                   "attention_style": "luong", "inflection_target": "form"},

@@ -32,16 +32,46 @@ def model_of(name, vocab, **overrides):
     return models()[name](config, vocab, vocab)
 
 
-@pytest.mark.parametrize("name", MODELS)
-def test_the_decoder_steps_score_targets_as_training_does(name):
+def coarse_accuracy(model, pairs):
+    """The share of ``pairs`` whose source the greedy search turns into exactly the target."""
+    outputs = translator_of(model).translate([s for s, _ in pairs], beam_size=1)
+    return TransductionTask().score([s for s, _ in pairs], outputs, [t for _, t in pairs], "tgt")["coarse_accuracy"]
+
+
+@pytest.mark.parametrize("name, overrides", [(name, {}) for name in MODELS] + [("deep_lstm", {"skip_connections": "both"})])
+def test_the_decoder_steps_score_targets_as_training_does(name, overrides):
     """Feeding a target word by word through decoder_start/decoder_step gives the cross-entropy
     that score_targets computes over the whole sequence: generation runs the trained network."""
     _, vocab, (src, tgt) = copy_data(5, 2, 7, seed=1)
-    model = model_of(name, vocab)
+    model = model_of(name, vocab, **overrides)
     batch = next(iter(make_dataset(src, tgt, batch_size=5)))
     scored, tokens = model.score_targets(batch)
     np.testing.assert_allclose(stepped_cross_entropy(model, batch), scored.numpy(), rtol=1e-4)
     assert tokens.numpy().tolist() == [len(t) for t in tgt]
+
+
+# Grefenstette et al.'s Table 2: the Deep LSTMs' trainable parameters, by hidden size and layers.
+TABLE_2 = {256: {2: 9.1e5, 4: 2.1e6, 8: 4.5e6}, 512: {2: 3.4e6, 4: 7.8e6, 8: 1.7e7}}
+
+
+def paper_deep_lstm(units, layers, skip_connections):
+    """The paper's Deep LSTM (§4: 64-wide embeddings, 128 symbols) of ``units`` and ``layers``."""
+    vocab = Vocabulary.build([[str(s) for s in range(128)]])
+    return model_of("deep_lstm", vocab, units=units, num_layers=layers, embedding_size=64,
+                    skip_connections=skip_connections)
+
+
+@pytest.mark.parametrize("units", sorted(TABLE_2))
+def test_the_papers_deep_lstm_has_table_2s_parameters_with_input_skip_connections(units):
+    """Table 2 counts the stack in which every layer reads the input embedding too: within 1.2 %
+    of all six; a plain stack has 3.5-11 % fewer. The counts are of the recurrent stack alone:
+    with the embeddings and the output layer (5e4 at 256 units, 8e4 at 512) no variant is within
+    2 % of all six (skip inputs: +6.6 % at 2 layers of 256; skip outputs: -4.6 % at 8 layers of
+    256; both: +10 %; plain: -9.9 %)."""
+    for layers, paper in TABLE_2[units].items():
+        assert paper_deep_lstm(units, layers, "inputs").network.count_params() == pytest.approx(paper, rel=0.02)
+    plain = paper_deep_lstm(units, 8, "none").network.count_params()
+    assert plain < 0.95 * TABLE_2[units][8]
 
 
 def test_a_memory_lstm_refuses_beam_search_in_one_line():
@@ -60,10 +90,25 @@ def test_a_tiny_queue_lstm_learns_to_copy_short_sequences():
         trainer.start_epoch(epoch)
         for batch in trainer.dataset("parallel", src, tgt, epoch):
             trainer.train_step(batch)
-    test, _, _ = copy_data(50, 1, 4, seed=3, vocab_size=4)
-    outputs = translator_of(model).translate([s for s, _ in test], beam_size=1)
-    scores = TransductionTask().score([s for s, _ in test], outputs, [t for _, t in test], "tgt")
-    assert scores["coarse_accuracy"] == 1.0
+    assert coarse_accuracy(model, copy_data(50, 1, 4, seed=3, vocab_size=4)[0]) == 1.0
+
+
+@pytest.mark.long  # about 30 s of CPU: 750 training steps
+def test_the_papers_deep_lstm_learns_to_copy_its_training_lengths_and_not_longer_sequences():
+    """Grefenstette et al.'s pattern for the benchmark (Figure 2a, copy: 0.98 coarse on the training
+    lengths, 0.01 on longer ones), shrunk: 2 layers of 64 units with input skips, 2000 pairs of
+    lengths 1-5 over 5 symbols, 12 epochs; 200 fresh pairs of those lengths nearly all copied
+    exactly, of lengths 6-10 few (0.07-0.19 in trials)."""
+    _, vocab, (src, tgt) = copy_data(2000, 1, 5, seed=2, vocab_size=5)
+    model = model_of("deep_lstm", vocab, units=64, num_layers=2, embedding_size=16, skip_connections="inputs",
+                     learning_rate=0.01, batch_size=32)
+    trainer = Trainer(model)
+    for epoch in range(1, 13):
+        trainer.start_epoch(epoch)
+        for batch in trainer.dataset("parallel", src, tgt, epoch):
+            trainer.train_step(batch)
+    assert coarse_accuracy(model, copy_data(200, 1, 5, seed=3, vocab_size=5)[0]) >= 0.95
+    assert coarse_accuracy(model, copy_data(200, 6, 10, seed=4, vocab_size=5)[0]) <= 0.3
 
 
 @pytest.mark.parametrize("deque_biases", ["same", "per_end"])

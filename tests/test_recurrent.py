@@ -1,5 +1,6 @@
 """The recurrent stack: the fast RNNPB LSTM is the thesis's model (Keras LSTM on [input; PB] at every
-step), and its GRU and SRN layers are Keras' GRU (reset after) and SimpleRNN."""
+step), its GRU and SRN layers are Keras' GRU (reset after) and SimpleRNN, and its skip connections
+are Keras layers reading the input too."""
 
 import numpy as np
 import pytest
@@ -11,12 +12,12 @@ from rnnpb_nmt.layers.recurrent import StackedRNN
 KERAS = {"lstm": tf.keras.layers.LSTM, "gru": tf.keras.layers.GRU, "srn": tf.keras.layers.SimpleRNN}
 
 
-def keras_copy(stacked, input_dim):
-    """Keras layers with the weights of ``stacked`` (layer 1 seeing the concatenated input)."""
+def keras_copy(stacked):
+    """Keras layers with the weights of ``stacked`` (each seeing its concatenated inputs)."""
     layers = []
     for k in range(stacked.num_layers):
         layer = KERAS[stacked.cell.name](stacked.units, return_sequences=True, return_state=True)
-        layer.build(tf.TensorShape([None, None, input_dim if k == 0 else stacked.units]))
+        layer.build(tf.TensorShape([None, None, stacked.kernels[k].shape[0]]))
         layer.set_weights([stacked.kernels[k].numpy(), stacked.recurrent_kernels[k].numpy(),
                            stacked.biases[k].numpy()])
         layers.append(layer)
@@ -30,7 +31,7 @@ def test_constant_input_equals_concatenation_every_step():
     x, c = tf.random.normal([batch, steps, dim]), tf.random.normal([batch, const])
     out, finals = lstm(x, constant=c)
     h = tf.concat([x, tf.tile(c[:, None, :], [1, steps, 1])], axis=-1)
-    for layer in keras_copy(lstm, dim + const):
+    for layer in keras_copy(lstm):
         h, last_h, last_c = layer(h)
     np.testing.assert_allclose(out.numpy(), h.numpy(), atol=1e-5)
     np.testing.assert_allclose(finals[-1][1].numpy(), last_c.numpy(), atol=1e-5)
@@ -47,10 +48,28 @@ def test_gru_and_srn_layers_are_the_keras_layers(cell):
         bias.assign(tf.random.normal(bias.shape))
     out, finals = stacked(x)
     h = x
-    for layer in keras_copy(stacked, 4):
+    for layer in keras_copy(stacked):
         h, last = layer(h)
     np.testing.assert_allclose(out.numpy(), h.numpy(), atol=1e-5)
     np.testing.assert_allclose(finals[-1][0].numpy(), last.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("skip_inputs, skip_outputs", [(True, False), (False, True), (True, True)])
+def test_skip_connections_are_keras_layers_that_read_the_input_too(skip_inputs, skip_outputs):
+    """Graves's Deep LSTM: a layer above the first reads [h_below; x]; the output is every layer's h."""
+    tf.random.set_seed(4)
+    stacked = StackedRNN(5, 3, skip_inputs=skip_inputs, skip_outputs=skip_outputs)
+    x = tf.random.normal([2, 6, 4])
+    out, finals = stacked(x)
+    hs = []
+    for layer in keras_copy(stacked):
+        below = x if not hs else tf.concat([hs[-1], x], -1) if skip_inputs else hs[-1]
+        h, last_h, last_c = layer(below)
+        hs.append(h)
+    assert [k.shape[0] for k in stacked.kernels] == [4] + [5 + 4 * skip_inputs] * 2
+    assert out.shape[-1] == stacked.output_units == 5 * (3 if skip_outputs else 1)
+    np.testing.assert_allclose(out.numpy(), (tf.concat(hs, -1) if skip_outputs else hs[-1]).numpy(), atol=1e-5)
+    np.testing.assert_allclose(finals[-1][1].numpy(), last_c.numpy(), atol=1e-5)
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru", "srn"])
@@ -88,9 +107,11 @@ def test_dropout_only_when_training():
     assert not np.allclose(a.numpy(), c.numpy())
 
 
-def test_steps_with_dropout_masks_equal_the_whole_sequence_with_dropout():
-    """Step-by-step callers (the attentive decoder) drop the same units at every step, as ``call``."""
-    rnn = StackedRNN(4, 2, cell="gru", dropout=0.5)
+@pytest.mark.parametrize("skip", [False, True])
+def test_steps_with_dropout_masks_equal_the_whole_sequence_with_dropout(skip):
+    """Step-by-step callers (the attentive decoder) drop the same units at every step, as ``call``,
+    with skip connections too."""
+    rnn = StackedRNN(4, 2, cell="gru", dropout=0.5, skip_inputs=skip, skip_outputs=skip)
     x = tf.random.normal([2, 5, 3])
     out, _ = rnn(x, rng=tf.random.Generator.from_seed(2))
     masks = rnn.dropout_masks(2, 3, tf.random.Generator.from_seed(2))

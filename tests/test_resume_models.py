@@ -70,8 +70,10 @@ RUNS = {
     "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end", "--deque_off_bias=-4",
                                    "--optimizer=rmsprop"],
                    "model/network/pop"),
-    # Its stacked LSTM's own weights (a memory LSTM's LSTM is under model/network/lstm/).
-    "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--beam_size=1"], "model/network/recurrent_kernel"),
+    # Its stacked LSTM's own weights (a memory LSTM's LSTM is under model/network/lstm/), with both
+    # skip connections (the layers above and the output layer read wider inputs).
+    "deep_lstm": ("transduction", ["--model=deep_lstm", *LAYERS, "--skip_connections=both", "--beam_size=1"],
+                  "model/network/recurrent_kernel"),
     "encdec_soft_inflection": ("inflection", ["--model=encdec", *LAYERS, "--bidirectional", "--attention=content",
                                               "--attention_style=luong", "--inflection_target=form",
                                               "--max_trans_ratio=3"], "model/attention"),

@@ -13,6 +13,12 @@ the generator the caller passes as ``rng``, so that the trainer controls it. Eac
 product is computed for all time steps in one matrix multiplication, so the time loop only holds
 the recurrent product. A layer's state is a tuple: (h, c) for the LSTM, (h,) for the others;
 its output is h.
+
+Two options make the stack the Deep LSTM of Graves (2013, "Generating sequences with recurrent
+neural networks", §2) that Grefenstette et al. (2015) benchmark against: ``skip_inputs`` feeds the
+input to every layer, not only to the first (a layer above reads ``[h_below; x]``), and
+``skip_outputs`` makes the stack's output every layer's h concatenated, so that the layer on top
+of it reads them all. Neither touches the constant input, which only layer 1 reads.
 """
 
 import tensorflow as tf
@@ -23,20 +29,25 @@ from rnnpb_nmt.layers.cells import CELLS
 class StackedRNN(tf.keras.layers.Layer):
     """``num_layers`` recurrent layers of ``units`` of one ``cell`` kind ("lstm", "gru", "srn");
     layer 1 may take an extra constant input of ``constant_dim``, which ``dropout`` drops too
-    unless ``constant_dropout`` is False."""
+    unless ``constant_dropout`` is False; ``skip_inputs``, ``skip_outputs``: the module's docstring."""
 
-    def __init__(self, units, num_layers, cell="lstm", dropout=0.0, constant_dim=0, constant_dropout=True, **kwargs):
+    def __init__(self, units, num_layers, cell="lstm", dropout=0.0, constant_dim=0, constant_dropout=True,
+                 skip_inputs=False, skip_outputs=False, **kwargs):
         super().__init__(**kwargs)
         self.units, self.num_layers, self.cell = units, num_layers, CELLS[cell]
         self.dropout, self.constant_dim, self.constant_dropout = dropout, constant_dim, constant_dropout
+        self.skip_inputs, self.skip_outputs = skip_inputs, skip_outputs
+        # The width of each step's output: the top layer's h, or every layer's.
+        self.output_units = units * (num_layers if skip_outputs else 1)
 
     def build(self, input_shape):
         in_dim = int(input_shape[-1])
         width = self.cell.gates * self.units
         bias_shape, bias_init = self.cell.bias_initializer(self.units)
         self.kernels, self.recurrent_kernels, self.biases = [], [], []
+        dims = self._input_dims(in_dim)
         for layer in range(self.num_layers):
-            layer_in = in_dim + self.constant_dim if layer == 0 else self.units
+            layer_in = dims[layer] + (self.constant_dim if layer == 0 else 0)
             self.kernels.append(self.add_weight(f"kernel_{layer}", [layer_in, width], initializer="glorot_uniform"))
             self.recurrent_kernels.append(self.add_weight(
                 f"recurrent_kernel_{layer}", [self.units, width], initializer="orthogonal"))
@@ -73,10 +84,26 @@ class StackedRNN(tf.keras.layers.Layer):
         product = tf.matmul(h, self.recurrent_kernels[layer])
         return product if recurrent_bias is None else product + recurrent_bias
 
+    def _input_dims(self, input_dim):
+        """The width of each layer's input (without the constant): layer 1 reads the input, a
+        layer above the h below (and the input too with ``skip_inputs``)."""
+        above = self.units + (input_dim if self.skip_inputs else 0)
+        return [input_dim] + [above] * (self.num_layers - 1)
+
+    def _layer_input(self, layer, below, inputs):
+        """What ``layer`` reads: the input, or the output ``below`` it (with the input, with ``skip_inputs``)."""
+        if layer == 0:
+            return inputs
+        return tf.concat([below, inputs], axis=-1) if self.skip_inputs else below
+
+    def _output(self, outputs):
+        """The stack's output of every layer's ``outputs``: the top's, or all (``skip_outputs``)."""
+        return tf.concat(outputs, axis=-1) if self.skip_outputs else outputs[-1]
+
     def dropout_masks(self, batch_size, input_dim, rng):
-        """One dropout mask per layer input ((batch, input_dim) for layer 1, (batch, units) above),
-        or Nones without ``rng`` or dropout: for a caller that runs the layers step by step."""
-        return self._dropout_masks(batch_size, [input_dim] + [self.units] * (self.num_layers - 1), rng)
+        """One dropout mask per layer input ((batch, that layer's input width)), or Nones without
+        ``rng`` or dropout: for a caller that runs the layers step by step."""
+        return self._dropout_masks(batch_size, self._input_dims(input_dim), rng)
 
     def _dropout_masks(self, batch_size, dims, rng):
         if rng is None or self.dropout == 0:
@@ -90,27 +117,29 @@ class StackedRNN(tf.keras.layers.Layer):
         inputs: (B, T, D); mask: (B, T) bool, where False steps leave the state unchanged (so the
         final state is the one after the last real token); constant: (B, constant_dim); rng: the
         ``tf.random.Generator`` of training-time dropout, None (no dropout) otherwise.
-        Returns (outputs of the last layer (B, T, units), final state tuple per layer).
+        Returns (outputs (B, T, output_units), final state tuple per layer).
         """
         batch = tf.shape(inputs)[0]
         state = initial_state if initial_state is not None else self.zero_state(batch)
-        dims = [inputs.shape[-1]] + [self.units] * (self.num_layers - 1)
+        dims = self._input_dims(inputs.shape[-1])
         # The constant's mask is drawn last, so that leaving it out changes no other mask.
         drop_constant = constant is not None and self.constant_dropout
         masks = self._dropout_masks(batch, dims + ([self.constant_dim] if drop_constant else []), rng)
         extra = self.constant_gates(constant, masks[-1] if drop_constant else None) if constant is not None else None
         time_mask = tf.transpose(mask)[:, :, None] if mask is not None else None
-        x, finals = inputs, []
+        outputs, finals = [], []
         for layer in range(self.num_layers):
+            x = self._layer_input(layer, outputs[-1] if outputs else None, inputs)
             if masks[layer] is not None:
                 x = x * masks[layer][:, None, :]
             input_bias, _ = self.cell.split_bias(self.biases[layer])
             gates = tf.einsum("btd,dg->tbg", x, self._input_kernel(layer)) + input_bias
             if layer == 0 and extra is not None:
                 gates += extra
-            x, final = self._run_layer(layer, gates, state[layer], time_mask)
+            output, final = self._run_layer(layer, gates, state[layer], time_mask)
+            outputs.append(output)
             finals.append(final)
-        return x, finals
+        return self._output(outputs), finals
 
     def _run_layer(self, layer, gates, state, time_mask):
         """Time loop of one layer over precomputed time-major input gates (T, B, gates * units)."""
@@ -128,17 +157,16 @@ class StackedRNN(tf.keras.layers.Layer):
         return tf.transpose(states[0], [1, 0, 2]), tuple(s[-1] for s in states)
 
     def step(self, x, state, extra_gates=None, dropout_masks=None):
-        """One time step for decoding: x (N, D) -> (output (N, units), new state). ``dropout_masks``
+        """One time step for decoding: x (N, D) -> (output (N, output_units), new state). ``dropout_masks``
         (``dropout_masks()``) drop the same units at every step of a sequence, as ``call`` does."""
         new_state = []
         for layer in range(self.num_layers):
+            layer_in = self._layer_input(layer, new_state[-1][0] if new_state else None, x)
             if dropout_masks is not None and dropout_masks[layer] is not None:
-                x = x * dropout_masks[layer]
+                layer_in = layer_in * dropout_masks[layer]
             input_bias, _ = self.cell.split_bias(self.biases[layer])
-            gates = tf.matmul(x, self._input_kernel(layer)) + input_bias
+            gates = tf.matmul(layer_in, self._input_kernel(layer)) + input_bias
             if layer == 0 and extra_gates is not None:
                 gates += extra_gates
-            new = self.cell.step(gates, self._recurrent_gates(layer, state[layer][0]), state[layer])
-            x = new[0]
-            new_state.append(new)
-        return x, new_state
+            new_state.append(self.cell.step(gates, self._recurrent_gates(layer, state[layer][0]), state[layer]))
+        return self._output([new[0] for new in new_state]), new_state

@@ -38,11 +38,15 @@ class ReadThenGenerate(TeacherForcedModel):
         self.src_embedding.build([None])
         self.tgt_embedding.build([None])
         self.network.build(tf.TensorShape([None, None, p.embedding_size]))
-        self.output_layer.build([None, p.units])
+        self.output_layer.build([None, self.output_units(p)])
 
     def make_network(self, p):
         """The recurrent network (a Keras layer with ``step``), from the model section ``p``."""
         raise NotImplementedError
+
+    def output_units(self, p):
+        """The width of the network's output, which the output layer reads."""
+        return p.units
 
     def initial_state(self, batch, steps):
         """The network's state before a sequence of at most ``steps`` steps."""
@@ -127,10 +131,16 @@ def initial_biases(p):
 @register_model("deep_lstm")
 class DeepLSTMTransducer(ReadThenGenerate):
     """``--model=deep_lstm``: the benchmark, ``--num_layers`` LSTMs of ``--units`` (the paper
-    tried 1, 2, 4 and 8), starting from zero states, with ``--dropout`` if given."""
+    tried 1, 2, 4 and 8), starting from zero states, with ``--dropout`` if given, and the
+    ``--skip_connections`` given (the paper's: inputs)."""
 
     def make_network(self, p):
-        return StackedRNN(p.units, p.num_layers, dropout=p.dropout, name="deep_lstm")
+        return StackedRNN(p.units, p.num_layers, dropout=p.dropout, name="deep_lstm",
+                          skip_inputs=p.skip_connections in ("inputs", "both"),
+                          skip_outputs=p.skip_connections in ("outputs", "both"))
+
+    def output_units(self, p):
+        return self.network.output_units
 
     def initial_state(self, batch, steps):
         return self.network.zero_state(batch)

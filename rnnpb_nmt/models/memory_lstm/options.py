@@ -1,5 +1,5 @@
-"""The read-then-generate transducers' options: the memory LSTMs' memory (the Deep LSTM reads
-the core's layers and dropout).
+"""The read-then-generate transducers' options: the memory LSTMs' memory, the Deep LSTM's skip
+connections (it reads the core's layers and dropout too).
 What an options module holds: ``rnnpb_nmt.options``."""
 
 import dataclasses
@@ -28,3 +28,9 @@ class ModelOptions:
         -3.0, "deque_lstm --deque_biases=per_end: initial bias of the two operations a queue does not use, the "
         "top's pop and the bottom's push (lower: the deque starts closer to a queue and leaves it more slowly)",
         -1e3, 1e3, legacy=-3.0, only=("deque_biases", ("per_end",)))
+    # The Deep LSTM's; older runs have a plain stack.
+    skip_connections: str = option(
+        "none", "deep_lstm: Graves's skip connections (rnnpb_nmt/layers/recurrent.py): inputs (every layer "
+        "reads the input embedding as well as the layer below: Grefenstette et al.'s Deep LSTM, whose sizes "
+        "their Table 2 gives), outputs (the output layer reads every layer's output), both, or none (a plain stack)",
+        choices=("none", "inputs", "outputs", "both"), legacy="none", only=("model", ("deep_lstm",)))
