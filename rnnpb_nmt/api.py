@@ -10,6 +10,8 @@ Input is raw text, prepared as the run prepared its training data (``--tokenize`
 output is raw text. Calls are batched (``--test_batch_size`` sentences at once, on every core).
 """
 
+import functools
+
 from rnnpb_nmt import registry
 from rnnpb_nmt.config import check_ranges
 from rnnpb_nmt.errors import UserError
@@ -35,13 +37,19 @@ class TrainedModel:
         self.translator = Translator(model)
         self.task = registry.tasks()[model.config.data.task](model.config, working_dir)
 
+    @functools.cached_property
+    def backward(self):
+        """The translator of B->A, made at the first use (a UserError for a model that translates one way
+        only) and kept, with its compiled searches."""
+        return self.translator.reversed()
+
     def translate(self, lines, nbest=1, scores=False, reverse=False):
         """Raw sentences -> their translations: one string each; with ``nbest`` > 1 or ``scores``,
         for each its ``nbest`` best ``Translation``s (text, score, token_scores), best first.
         ``reverse``: B -> A, for a model that translates both ways."""
         if isinstance(lines, str):
             raise UserError("translate: give a list of sentences, not one string")
-        found = translate_nbest_lines(self.translator, self.task, list(lines), nbest, reverse)
+        found = translate_nbest_lines(self.backward if reverse else self.translator, self.task, list(lines), nbest)
         return found if nbest > 1 or scores else [hypotheses[0].text for hypotheses in found]
 
 def load(working_dir, **settings):

@@ -245,18 +245,17 @@ def run(models, tasks, args):
         resume.train(models, tasks, given, args.working_dir, args.start_over, args.distribute)
     if args.do_testing or args.analyze or args.query is not None or args.translate:
         translator, task, members = load_translator(models, tasks, args, flags.inference_settings(given))
+        directed = translator.reversed() if args.reverse_translation else translator  # B->A: the model's reversed view
         if args.do_testing:
-            prediction.test(translator, task, args.test_set, args.working_dir, args.test_ref, args.reverse_translation,
-                            members=members)
+            prediction.test(directed, task, args.test_set, args.working_dir, args.test_ref, members=members)
         if args.analyze:
             analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref, analysis_dir)
-        options = dict(nbest=args.nbest, scores=args.scores, token_scores=args.token_scores,
-                       reverse=args.reverse_translation)
+        options = dict(nbest=args.nbest, scores=args.scores, token_scores=args.token_scores)
         if args.query is not None:
             source = sys.stdin.buffer if args.query == "-" else io.BytesIO(args.query.encode("utf-8"))
-            streaming.translate_stream(translator, task, source, sys.stdout, **options)
+            streaming.translate_stream(directed, task, source, sys.stdout, **options)
         if args.translate:
-            streaming.translate_file(translator, task, args.input, args.output, **options)
+            streaming.translate_file(directed, task, args.input, args.output, **options)
 
 
 def given_values(args):

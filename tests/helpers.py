@@ -48,10 +48,10 @@ def stepped_cross_entropy(model, batch):
 
     from rnnpb_nmt.models.losses import decoder_inputs
 
-    state, stepped = model.decoder_start(batch["src"], reverse=False), np.zeros(batch["tgt"].shape[0])
+    state, stepped = model.decoder_start(batch["src"]), np.zeros(batch["tgt"].shape[0])
     inputs = decoder_inputs(batch["tgt"])
     for t in range(batch["tgt"].shape[1]):
-        logits, state = model.decoder_step(inputs[:, t], state, reverse=False)
+        logits, state = model.decoder_step(inputs[:, t], state)
         ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch["tgt"][:, t], logits=logits).numpy()
         stepped += np.where(batch["tgt"][:, t].numpy() != 0, ce, 0.0)
     return stepped
@@ -273,8 +273,7 @@ def run_search(model, src, fn):
 
     batch = first_batch(src)["src"]
     max_len = tf.constant([len(s) + 1 for s in src])
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)  # noqa: E731
-    return tf.function(lambda b: fn(step, model.decoder_start(b, False), max_len))(batch)
+    return tf.function(lambda b: fn(model.decoder_step, model.decoder_start(b), max_len))(batch)
 
 
 # The bound model's tests: 30 words (ids 4-33), random sentences of them.

@@ -79,10 +79,10 @@ def test_the_pointer_never_moves_back_or_past_the_input_in_search(beam_size):
     model = model_of(vocab1, vocab2)
     model.output_layer.bias.assign(tf.one_hot(model.step_id, len(vocab2)) * 50.0)
     batch = next(iter(make_dataset(src, batch_size=len(src))))["src"]
-    state, positions = model.decoder_start(batch, reverse=False), []
+    state, positions = model.decoder_start(batch), []
 
     def step_fn(tokens, state):
-        logits, state = model.decoder_step(tokens, state, reverse=False)
+        logits, state = model.decoder_step(tokens, state)
         positions.append(state["position"].numpy())
         return logits, state
 

@@ -31,9 +31,8 @@ def beam_of(model, test):
     """Plain beam search of the test sources: the sources (B, S), n-best (B, k, T) and scores (B, k)."""
     src = next(iter(make_dataset(test, batch_size=len(test))))["src"]
     max_lengths = tf.constant([int(np.ceil(1.5 * (len(s) - 1))) for s in test])
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)
-    nbest, scores, _ = tf.function(lambda s: search.beam_hypotheses(step, model.decoder_start(s, False), max_lengths,
-                                                                    TRAINED_BEAM))(src)
+    nbest, scores, _ = tf.function(lambda s: search.beam_hypotheses(model.decoder_step, model.decoder_start(s),
+                                                                    max_lengths, TRAINED_BEAM))(src)
     return src, nbest, scores
 
 

@@ -25,7 +25,7 @@ def translator_with(words=2, chooses_pad=False, **overrides):
     vocab = Vocabulary([f"w{i}" for i in range(words)])
     model = EncoderDecoder(tiny_config(model="encdec", **overrides), vocab, vocab)
     if not chooses_pad:
-        model.decoder_step(tf.constant([START_ID]), model.decoder_start(tf.constant([[4, END_ID]]), False), False)
+        model.decoder_step(tf.constant([START_ID]), model.decoder_start(tf.constant([[4, END_ID]])))
         output_bias = next(v for v in model.trainable_variables if v.shape == (len(vocab),))
         output_bias.assign(tf.tensor_scatter_nd_update(output_bias, [[PAD_ID], [START_ID]], [-30.0, -30.0]))
     return Translator(model)

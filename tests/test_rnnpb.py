@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rnnpb_nmt import api
 from rnnpb_nmt.config import Config
 from rnnpb_nmt.data.dataset import encode_all, read_sentences
 from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.models.rnnpb.model import BoundRNNPB
 from rnnpb_nmt.models.rnnpb.recognition import RecognitionSettings, recognize
 from rnnpb_nmt.train import workdir
@@ -17,7 +19,7 @@ from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.step import Trainer
 
 from helpers import (SHARED_DATA, VOCAB, cli_in_process, first_batch, make_model, models, random_corpus, tiny_config,
-                     train_args, train_in_process, translator_of)
+                     train_args, train_in_process, translator_of, untrained_working_dir)
 
 
 def trainer_for(model, src, tgt=None):
@@ -226,6 +228,25 @@ def test_translation_both_ways(trained_rnnpb, demo_data, capsys, tmp_path):
     en_words = set(workdir.Vocabulary.load(str(wd / "vocab1.txt")).itos[4:])
     produced = {w for line in lines for w in line.split()}
     assert produced <= en_words | {"<unk>"} and not produced & (de_words - en_words)
+
+
+def test_only_the_bound_model_translates_b_to_a_through_a_view_of_its_own_weights(demo_data, tmp_path):
+    """A one-way model refuses B->A in the one line of --reverse_translation, from the Python API too;
+    the bound model's reversed view swaps the sides and holds no weights of its own: a change to the
+    bound model's is the view's."""
+    untrained_working_dir(tmp_path / "encdec", demo_data, model="encdec")
+    with pytest.raises(UserError, match="^--reverse_translation: model encdec translates one way only$"):
+        api.load(str(tmp_path / "encdec")).translate(["the dog"], reverse=True)
+    bound = untrained_working_dir(tmp_path / "bound", demo_data, model="rnnpbnmt")
+    backward = translator_of(bound).reversed()
+    view = backward.model
+    assert (view.direction, view.languages, view.longest_source) == ("B->A", ("de", "en"), bound.config.data.longest2)
+    assert [v is w for v, w in zip(view.vocabularies, (bound.vocab2, bound.vocab1))] == [True, True]
+    german = read_sentences(str(demo_data / "test.de"))[:3]
+    before = [h[0].score for h in backward.translate_nbest(german, 1, beam_size=1)]
+    for variable in bound.lm_a.trainable_variables:  # A generates B->A's translations
+        variable.assign(variable * 0.5)
+    assert [h[0].score for h in backward.translate_nbest(german, 1, beam_size=1)] != pytest.approx(before)
 
 
 @pytest.mark.long

@@ -43,7 +43,7 @@ def tiny_space():
     vocab = Vocabulary(["a", "b"])
     model = EncoderDecoder(tiny_config(model="encdec"), vocab, vocab)
     src = tf.constant([[4, 5, END_ID]])
-    model.decoder_step(tf.constant([1]), model.decoder_start(src, False), False)  # builds the weights
+    model.decoder_step(tf.constant([1]), model.decoder_start(src))  # builds the weights
     for variable in model.trainable_variables:
         variable.assign(variable * 6.0)
     return model, src, every_output(model, src)
@@ -55,7 +55,7 @@ def every_output(model, src):
     outputs = {}
 
     def expand(words, state, step_scores):
-        logits, state = model.decoder_step(tf.constant([words[-1] if words else 1]), state, False)
+        logits, state = model.decoder_step(tf.constant([words[-1] if words else 1]), state)
         log_probs = tf.nn.log_softmax(logits)[0].numpy()
         outputs[tuple(words)] = step_scores + [log_probs[END_ID]]
         if len(words) < MAX_LENGTH:
@@ -63,7 +63,7 @@ def every_output(model, src):
                 if word != END_ID:
                     expand(words + [word], state, step_scores + [log_probs[word]])
 
-    expand([], model.decoder_start(src, False), [])
+    expand([], model.decoder_start(src), [])
     return outputs
 
 
@@ -82,8 +82,7 @@ def words_of(ids):
 
 
 def search_space(model, src, searcher, *args):
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)
-    return searcher(step, model.decoder_start(src, False), tf.constant([MAX_LENGTH]), *args)
+    return searcher(model.decoder_step, model.decoder_start(src), tf.constant([MAX_LENGTH]), *args)
 
 
 ALPHAS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0)

@@ -30,9 +30,9 @@ def model_of(cell, attention, **overrides):
 def assert_steps_equal_teacher_forcing(model):
     """The decoder's logits one step at a time from the target's words are teacher forcing's."""
     forced = model._target_logits(SRC, TGT).numpy()
-    state, stepped = model.decoder_start(SRC, False), []
+    state, stepped = model.decoder_start(SRC), []
     for t in range(TGT.shape[1]):
-        logits, state = model.decoder_step(decoder_inputs(TGT)[:, t], state, False)
+        logits, state = model.decoder_step(decoder_inputs(TGT)[:, t], state)
         stepped.append(logits.numpy())
     np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
 
@@ -45,9 +45,9 @@ def test_decoder_steps_one_at_a_time_equal_teacher_forcing(cell, attention):
 
 def greedy_logits(model, src, steps):
     """The logits of each step when the decoder reads its own previous greedy prediction."""
-    state, tokens, stepped = model.decoder_start(src, False), decoder_inputs(TGT)[:, 0], []
+    state, tokens, stepped = model.decoder_start(src), decoder_inputs(TGT)[:, 0], []
     for _ in range(steps):
-        logits, state = model.decoder_step(tokens, state, False)
+        logits, state = model.decoder_step(tokens, state)
         tokens = tf.argmax(logits, axis=-1, output_type=tokens.dtype)
         stepped.append(logits.numpy())
     return np.stack(stepped, axis=1)
@@ -132,8 +132,7 @@ def test_a_checkpoint_of_each_configuration_restores_and_translates_the_same(cel
 
 def beam_search(model):
     """Beam search of SRC (run eagerly: a compiled search per configuration would be slower)."""
-    step = lambda tokens, state: model.decoder_step(tokens, state, False)
-    return search.beam_search(step, model.decoder_start(SRC, False), tf.constant([7, 3]), 3)
+    return search.beam_search(model.decoder_step, model.decoder_start(SRC), tf.constant([7, 3]), 3)
 
 
 def reversal_batch(rng, size):

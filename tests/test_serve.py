@@ -294,7 +294,7 @@ def test_a_full_queue_is_503_and_a_failed_translation_500_and_the_server_goes_on
         assert_same(answer, alone)
 
 
-def echo(lines, nbest, scores, reverse, calls):
+def echo(lines, nbest, scores, calls, reverse=False):
     """A translation that says what it was asked: per line ``nbest`` marked copies, best first."""
     calls.append((list(lines), nbest, reverse))
     if "fail" in lines:

@@ -72,7 +72,7 @@ def test_luong_attention_reads_the_previous_word_alone_and_predicts_from_the_att
 def test_the_bidirectional_decoder_starts_from_the_forward_stacks_final_states_whatever_the_padding():
     model = model_of(*VOCABS)
     src = batch_of(inflection_examples(["ab", "dbca"]))["src"]
-    (states, (values, _, mask)) = model.decoder_start(src, reverse=False)
+    (states, (values, _, mask)) = model.decoder_start(src)
     assert values.shape[-1] == 2 * 16 and mask.numpy().tolist() == token_mask(src).numpy().tolist()
     forward, _ = model.encoder.forward_lstm(model.src_embedding(src), mask=token_mask(src))
     for row in range(src.shape[0]):  # the forward output at the last real token is the final h of the top layer
@@ -80,7 +80,7 @@ def test_the_bidirectional_decoder_starts_from_the_forward_stacks_final_states_w
         np.testing.assert_allclose(states[-1][0][row].numpy(), forward[row, last].numpy(), atol=1e-6)
     length = int(tf.reduce_sum(tf.cast(token_mask(src[:1]), tf.int32)))
     assert length < src.shape[1]  # the first row is padded in the batch
-    alone = model.decoder_start(src[:1, :length], reverse=False)[0]
+    alone = model.decoder_start(src[:1, :length])[0]
     np.testing.assert_allclose(alone[-1][0][0].numpy(), states[-1][0][0].numpy(), atol=1e-6)
 
 

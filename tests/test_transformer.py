@@ -55,9 +55,9 @@ def test_stepping_the_decoder_over_a_gold_prefix_gives_the_teacher_forced_logits
     targets = (targets * len(sources))[:len(sources)]  # one per source
     src, tgt = padded(sources), padded(targets)
     forced = model.teacher_forced_logits(src, decoder_inputs(tgt)).numpy()
-    state, stepped = model.decoder_start(src, False), []
+    state, stepped = model.decoder_start(src), []
     for t in range(tgt.shape[1]):
-        logits, state = model.decoder_step(decoder_inputs(tgt)[:, t], state, False)
+        logits, state = model.decoder_step(decoder_inputs(tgt)[:, t], state)
         stepped.append(logits.numpy())
     np.testing.assert_allclose(np.stack(stepped, axis=1), forced, atol=1e-5)
 

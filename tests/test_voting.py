@@ -54,8 +54,8 @@ class Fixed:
     def __init__(self, outputs):
         self.model, self.outputs, self.asked = f"model of {outputs}", outputs, []
 
-    def translate(self, sentences, beam_size=None, reverse=False, batch_size=None, show_progress=False):
-        self.asked.append((sentences, beam_size, reverse, batch_size, show_progress))
+    def translate(self, sentences, beam_size=None, batch_size=None, show_progress=False):
+        self.asked.append((sentences, beam_size, batch_size, show_progress))
         return self.outputs
 
 
@@ -69,8 +69,8 @@ class Lines:
 def test_a_voting_translator_asks_every_member_and_votes_over_the_tasks_output_lines():
     members = [Fixed(["a-b", "x"]), Fixed(["ab", "y"]), Fixed(["c", "y"])]
     voting = VotingTranslator(members, Lines())
-    assert voting.translate(["s", "t"], 1, False, 8, True) == ["a-b", "y"]
-    assert all(m.asked == [(["s", "t"], 1, False, 8, True)] for m in members)
+    assert voting.translate(["s", "t"], 1, 8, True) == ["a-b", "y"]
+    assert all(m.asked == [(["s", "t"], 1, 8, True)] for m in members)
     assert voting.model == members[0].model
 
 

@@ -21,32 +21,32 @@ def outputs(reverse=False):
     return tuple(name.replace(".", ".reverse.", 1) for name in (TRANSLATIONS, STATS))
 
 
-def test(translator, task, test_set, working_dir, reference=None, reverse=False, log=print, members=None):
-    """Translate ``test_set``, write its ``outputs(reverse)`` (test_trans.txt and testing_stats.json
-    forward), return the stats.
+def test(translator, task, test_set, working_dir, reference=None, log=print, members=None):
+    """Translate ``test_set`` in the direction of ``translator`` (A->B, or B->A with a reversed one), write
+    its ``outputs`` (test_trans.txt and testing_stats.json A->B), return the stats.
 
     The task reads the test set and its reference (a test set without one is translated but not
     scored), scores the translations (the translation task also by source length) and says what
     test_trans.txt's lines are. ``members``: the working directories of an ensemble whose vote
     ``translator`` is (``--ensemble``), recorded.
     """
-    config = translator.model.config
-    target_language = config.data.lang1 if reverse else config.data.lang2
+    model = translator.model
+    _, target_language = model.languages
     sources, references, reference = task.read_test(test_set, reference, target_language)
     started = time.time()
-    hypotheses = translator.translate(sources, reverse=reverse, show_progress=True)
+    hypotheses = translator.translate(sources, show_progress=True)
     stats = {"test_set": test_set, "sentences": len(sources), "testing_time": time.time() - started,
-             "beam_size": config.inference.beam_size, "direction": "B->A" if reverse else "A->B",
+             "beam_size": model.config.inference.beam_size, "direction": model.direction,
              **({"ensemble": members} if members else {}),
-             **({"averaged_epochs": list(averaged)} if (averaged := getattr(translator.model, "averaged_epochs", ()))
+             **({"averaged_epochs": list(averaged)} if (averaged := getattr(model, "averaged_epochs", ()))
                 else {})}
-    warn_of_long_inputs(translator, reverse, sources, [len(h) for h in hypotheses], lambda i: f"{test_set}:{i + 1}")
+    warn_of_long_inputs(translator, sources, [len(h) for h in hypotheses], lambda i: f"{test_set}:{i + 1}")
     lines = task.output_lines(sources, hypotheses)
     empty = sum(not line.strip() for line in lines)
     if empty:  # a model that gives up at once, or a test set unlike the training data (raw text?)
         log(f"warning: {empty} of {len(lines)} translations are empty")
         stats["empty_translations"] = empty
-    translations_file, stats_file = (os.path.join(working_dir, name) for name in outputs(reverse))
+    translations_file, stats_file = (os.path.join(working_dir, name) for name in outputs(model.direction == "B->A"))
     write_text(translations_file, "".join(line + "\n" for line in lines))
     if references is None:
         log(f"no reference found for {test_set} (looked for {reference}); translations written, no score")
@@ -67,37 +67,36 @@ class Translation(typing.NamedTuple):
     token_scores: list
 
 
-def translate_nbest_lines(translator, task, lines, nbest=1, reverse=False, place=None):
-    """Raw sentences -> for each, its ``nbest`` translations (``Translation``), best first; a line
-    without words gets one empty translation.
+def translate_nbest_lines(translator, task, lines, nbest=1, place=None):
+    """Raw sentences -> for each, its ``nbest`` translations (``Translation``) in the direction of
+    ``translator``, best first; a line without words gets one empty translation.
 
     The task prepares the input like the training data and restores the outputs to raw text.
     With ``place`` (line index -> its name in messages, ``file:line``), lines longer than every
     training sentence are warned of (``warn_of_long_inputs``).
     """
-    data = translator.model.config.data
-    source_language, target_language = (data.lang2, data.lang1) if reverse else (data.lang1, data.lang2)
+    source_language, target_language = translator.model.languages
     tokenized = task.tokenize(lines, source_language)
     todo = [i for i, t in enumerate(tokenized) if t]
     results, produced = [[Translation("", 0.0, [])] for _ in lines], [0] * len(lines)
-    found = translator.translate_nbest([tokenized[i] for i in todo], nbest, reverse=reverse) if todo else []
+    found = translator.translate_nbest([tokenized[i] for i in todo], nbest) if todo else []
     for i, hypotheses in zip(todo, found):
         texts = task.detokenize([h.tokens for h in hypotheses], target_language)
         results[i] = [Translation(text, float(h.score), [float(s) for s in h.token_scores])
                       for text, h in zip(texts, hypotheses)]
         produced[i] = len(hypotheses[0].tokens)
     if place:
-        warn_of_long_inputs(translator, reverse, tokenized, produced, place)
+        warn_of_long_inputs(translator, tokenized, produced, place)
     return results
 
 
-def warn_of_long_inputs(translator, reverse, sources, produced, place):
+def warn_of_long_inputs(translator, sources, produced, place):
     """One line on stderr if any of ``sources`` (symbol lists, translated into ``produced`` symbols)
-    is longer than every training sentence of its side: the first such input by its ``place(index)``,
+    is longer than every training sentence of the source side: the first such input by its ``place(index)``,
     what its translation came to beside the cap --max_trans_ratio puts on it, and the others' places.
-    Nothing for a run from before the longest sentence was recorded (``longest1``/``longest2`` 0)."""
-    config = translator.model.config
-    longest, ratio = config.data.longest2 if reverse else config.data.longest1, config.inference.max_trans_ratio
+    Nothing for a run from before the longest sentence was recorded (``longest_source`` 0)."""
+    model = translator.model
+    longest, ratio = model.longest_source, model.config.inference.max_trans_ratio
     long = [i for i, source in enumerate(sources) if longest and len(source) > longest]
     if not long:
         return
@@ -111,7 +110,7 @@ def warn_of_long_inputs(translator, reverse, sources, produced, place):
           f"translated into {produced[first]} ({outcome}){shown}", file=sys.stderr)
 
 
-def translate_lines(translator, task, lines, reverse=False):
+def translate_lines(translator, task, lines):
     """Raw sentences -> their best raw translations, one for each (an empty one for a line without words)."""
-    return [found[0].text for found in translate_nbest_lines(translator, task, lines, 1, reverse)]
+    return [found[0].text for found in translate_nbest_lines(translator, task, lines, 1)]
 

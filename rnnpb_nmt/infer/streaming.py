@@ -88,8 +88,7 @@ def format_hypotheses(number, hypotheses, nbest_format, token_scores):
             for h in hypotheses]
 
 
-def translate_stream(translator, task, source, out, nbest=1, scores=False, token_scores=False, reverse=False,
-                     name="stdin"):
+def translate_stream(translator, task, source, out, nbest=1, scores=False, token_scores=False, name="stdin"):
     """Translate binary stream ``source`` (called ``name`` in errors) line by line into text stream
     ``out`` (module docstring)."""
     nbest_format = nbest > 1 or scores or token_scores
@@ -97,7 +96,7 @@ def translate_stream(translator, task, source, out, nbest=1, scores=False, token
     window = WINDOW_BATCHES * translator.config.test_batch_size
     for lines in batches(read_lines_as_they_come(source, name, ahead=window), window):
         place = functools.partial(_line_name, name, number)  # for warnings about the window's lines
-        for hypotheses in translate_nbest_lines(translator, task, lines, nbest, reverse, place):
+        for hypotheses in translate_nbest_lines(translator, task, lines, nbest, place):
             for line in format_hypotheses(number, hypotheses, nbest_format, token_scores):
                 out.write(line + "\n")
             number += 1

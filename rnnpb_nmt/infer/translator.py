@@ -2,8 +2,11 @@
 
 What a model computes is its own (``score_targets``, ``decoder_start``/``decoder_step``); how
 sentences are batched, searched and put back in input order is the same for every model, and is
-here, with the compiled functions that do it.
+here, with the compiled functions that do it. A translator translates the direction of its model:
+``Translator(model)`` A->B, ``translator.reversed()`` B->A (the model's reversed view).
 """
+
+import functools
 
 from typing import NamedTuple
 
@@ -40,8 +43,16 @@ class Translator:
         if self.config.joint_rerank and self.config.length_penalty:
             raise UserError("--joint_rerank ranks by a joint objective that --length_penalty does not normalise: "
                             "give only one")
-        self._score_fn = tf.function(model.score_targets, input_signature=[batch_spec()])
         self._search_fns = {}
+
+    def reversed(self):
+        """The translator of B->A, over the model's reversed view (``NMTModel.reversed``)."""
+        return Translator(self.model.reversed())
+
+    @functools.cached_property
+    def _score_fn(self):
+        """The compiled ``score_targets``; made at its first use: a reversed view has none."""
+        return tf.function(self.model.score_targets, input_signature=[batch_spec()])
 
     def dev_perplexity(self, src, tgt, batch_size=None, after_batch=None):
         """Thesis eq. 2.19 over a dev set (for the RNNPB this includes recognising the sources),
@@ -72,31 +83,29 @@ class Translator:
                                            cost=lambda b: int(tf.size(b["src"])), done=done)
         return batches, results
 
-    def _search_fn(self, beam_size, reverse):
+    def _search_fn(self, beam_size):
         """The compiled search of a batch of sources: each sentence's hypotheses as ``ids`` (B, k, T),
         ``scores`` (B, k), ``token_scores`` (B, k, T) and the ``rank`` (B, k), higher first, that
         chooses among them (greedy search: k = 1)."""
-        key = (beam_size, reverse)
-        if key not in self._search_fns:
+        if beam_size not in self._search_fns:
             ratio, model, alpha = self.config.max_trans_ratio, self.model, self.config.length_penalty
 
             def translate_batch(src):
                 words = tf.reduce_sum(tf.cast(tf.not_equal(src, PAD_ID), tf.int32), axis=1) - 1
                 max_lengths = tf.maximum(1, tf.cast(tf.math.ceil(ratio * tf.cast(words, tf.float32)), tf.int32))
-                state = model.decoder_start(src, reverse)
-                step = lambda tokens, st: model.decoder_step(tokens, st, reverse)
+                state, step = model.decoder_start(src), model.decoder_step
                 if beam_size == 1:
                     ids, scores, token_scores = (h[:, None] for h in search.greedy_hypotheses(step, state, max_lengths))
                     return ids, scores, token_scores, scores  # one hypothesis: nothing to rank
                 ids, scores, token_scores = search.beam_hypotheses(step, state, max_lengths, beam_size, alpha)
                 # What a model reranks is the beam's own rank, which is the summed log-probabilities
                 # when alpha = 0 (bit for bit); --joint_rerank replaces it, hence refuses alpha > 0 (__init__).
-                rank = model.rerank(src, ids, search.normalized(ids, scores, alpha), reverse)
+                rank = model.rerank(src, ids, search.normalized(ids, scores, alpha))
                 return ids, scores, token_scores, rank
 
-            self._search_fns[key] = tf.function(
+            self._search_fns[beam_size] = tf.function(
                 translate_batch, input_signature=[tf.TensorSpec([None, None], tf.int32)])
-        return self._search_fns[key]
+        return self._search_fns[beam_size]
 
     def _beam_size(self, beam_size):
         """``beam_size``, or --beam_size when it is None, checked."""
@@ -105,12 +114,10 @@ class Translator:
             raise UserError(f"--beam_size must be at least 1 (got {beam_size})")
         return beam_size
 
-    def _search(self, src, beam_size, reverse, batch_size, show_progress):
+    def _search(self, src, beam_size, batch_size, show_progress):
         """Search encoded sentences in batches (``_evaluate``): per sentence, in input order, its
         (ids (k, T), scores (k,), token_scores (k, T), rank (k,)) of ``_search_fn``."""
-        if reverse and not self.model.reversible:
-            raise UserError(f"--reverse_translation: model {self.model.config.model.model} translates one way only")
-        fn = self._search_fn(beam_size, reverse)
+        fn = self._search_fn(beam_size)
         batches, searched = self._evaluate(lambda b: fn(b["src"]), src, None, show_progress=show_progress,
                                            batch_size=batch_size)
         found = [None] * len(src)
@@ -119,7 +126,7 @@ class Translator:
                 found[i] = [a[row] for a in arrays]
         return found
 
-    def translate_ids(self, src, beam_size=None, reverse=False, batch_size=None, show_progress=False):
+    def translate_ids(self, src, beam_size=None, batch_size=None, show_progress=False):
         """Translate encoded sentences (id arrays ending in ``<end>``) in batches of at most
         ``batch_size`` (default: --test_batch_size), with --beam_size unless ``beam_size``.
 
@@ -127,25 +134,20 @@ class Translator:
         array of their summed log-probabilities): each sentence's hypothesis of the highest rank
         (--length_penalty, --joint_rerank), the first of equals.
         """
-        found = self._search(src, self._beam_size(beam_size), reverse, batch_size, show_progress)
+        found = self._search(src, self._beam_size(beam_size), batch_size, show_progress)
         best = [np.argmax(rank) for *_, rank in found]
         outputs = [ids[b] for (ids, *_), b in zip(found, best)]
         return outputs, np.array([scores[b] for (_, scores, *_), b in zip(found, best)], float)
 
-    def _vocabularies(self, reverse):
-        """(source, target) vocabularies of the direction of ``reverse``."""
-        model = self.model
-        return (model.vocab2, model.vocab1) if reverse else (model.vocab1, model.vocab2)
-
-    def translate(self, sentences, beam_size=None, reverse=False, batch_size=None, show_progress=False):
+    def translate(self, sentences, beam_size=None, batch_size=None, show_progress=False):
         """Tokenized sentences (token lists) -> tokenized translations (token lists)."""
         if not sentences:
             return []
-        src_vocab, tgt_vocab = self._vocabularies(reverse)
-        ids, _ = self.translate_ids(encode_all(src_vocab, sentences), beam_size, reverse, batch_size, show_progress)
+        src_vocab, tgt_vocab = self.model.vocabularies
+        ids, _ = self.translate_ids(encode_all(src_vocab, sentences), beam_size, batch_size, show_progress)
         return [tgt_vocab.decode(i) for i in ids]
 
-    def translate_nbest(self, sentences, nbest, beam_size=None, reverse=False, batch_size=None, show_progress=False):
+    def translate_nbest(self, sentences, nbest, beam_size=None, batch_size=None, show_progress=False):
         """Tokenized sentences -> per sentence, in input order, its ``nbest`` best ``Hypothesis``
         (fewer where the beam found fewer), best first by the rank ``translate`` chooses by: the
         first is ``translate``'s translation."""
@@ -155,8 +157,8 @@ class Translator:
                             "search keeps)")
         if not sentences:
             return []
-        src_vocab, tgt_vocab = self._vocabularies(reverse)
-        found = self._search(encode_all(src_vocab, sentences), beam_size, reverse, batch_size, show_progress)
+        src_vocab, tgt_vocab = self.model.vocabularies
+        found = self._search(encode_all(src_vocab, sentences), beam_size, batch_size, show_progress)
         return [_ranked(tgt_vocab, nbest, *hypotheses) for hypotheses in found]
 
 

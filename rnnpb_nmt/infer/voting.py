@@ -47,6 +47,10 @@ class VotingTranslator:
         self.translators, self.task = list(translators), task
         self.model = self.translators[0].model
 
-    def translate(self, sentences, beam_size=None, reverse=False, batch_size=None, show_progress=False):
-        outputs = [t.translate(sentences, beam_size, reverse, batch_size, show_progress) for t in self.translators]
+    def reversed(self):
+        """The vote of the members translating B->A (``Translator.reversed``)."""
+        return VotingTranslator([t.reversed() for t in self.translators], self.task)
+
+    def translate(self, sentences, beam_size=None, batch_size=None, show_progress=False):
+        outputs = [t.translate(sentences, beam_size, batch_size, show_progress) for t in self.translators]
         return majority_vote(outputs, [self.task.output_lines(sentences, o) for o in outputs])

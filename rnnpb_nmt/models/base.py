@@ -9,10 +9,11 @@ training noise (``rnnpb_nmt.train.step``), search, dev perplexity and evaluation
 - ``score_targets(batch)``: summed cross-entropy of each target sentence given its source (dev
   perplexity); a model trained by teacher-forced cross-entropy inherits both from
   ``rnnpb_nmt.models.teacher_forced.TeacherForcedModel`` and implements only the logits;
-- ``decoder_start(src, reverse)`` / ``decoder_step(tokens, state, reverse)``: a one-step decoder
-  for search;
-- optionally ``rerank(src, nbest, scores, reverse)`` (an order of beam search's n-best list
-  other than its scores; then ``reranks = True``), ``variable_groups()`` (several optimisers),
+- ``decoder_start(src)`` / ``decoder_step(tokens, state)``: a one-step decoder for search, A->B;
+- optionally ``rerank(src, nbest, scores)`` (an order of beam search's n-best list
+  other than its scores; then ``reranks = True``), ``reversed()`` (the model translating B->A:
+  a view of its weights with the search's interface; then ``reversible = True``; the bound RNNPB's),
+  ``variable_groups()`` (several optimisers),
   ``monolingual_kinds`` (the monolingual batches it trains on), ``on_epoch_end()`` (end-of-epoch
   updates), ``summary_scalars()`` (model state for TensorBoard) and ``analyze()`` (model-specific
   figures for ``--analyze``).
@@ -23,11 +24,14 @@ one device or on the replicas of a ``tf.distribute`` strategy.
 
 import tensorflow as tf
 
+from rnnpb_nmt.errors import UserError
+
 
 class NMTModel(tf.Module):
     """Base class of all translation models; ``config`` is an ``rnnpb_nmt.config.Config``."""
 
-    reversible = False  # whether decoder_start/decoder_step also translate B->A
+    reversible = False  # whether reversed() gives the model translating B->A
+    direction = "A->B"  # what decoder_start/decoder_step translate (a reversed view: "B->A")
     reranks = False  # whether rerank() orders the n-best by more than its scores (--joint_rerank is refused without)
     monolingual_kinds = ()  # the kinds of monolingual batch ("mono1", "mono2") it trains on
 
@@ -49,19 +53,40 @@ class NMTModel(tf.Module):
         """Returns (summed cross-entropy (B,), predicted tokens (B,)) of ``tgt`` given ``src``."""
         raise NotImplementedError
 
-    def decoder_start(self, src, reverse):
-        """The search state for source batch ``src`` (translating B->A when ``reverse``)."""
+    def decoder_start(self, src):
+        """The search state for source batch ``src``."""
         raise NotImplementedError
 
-    def decoder_step(self, tokens, state, reverse):
+    def decoder_step(self, tokens, state):
         """One decoder step: previous words (N,) -> (logits (N, V), new state)."""
         raise NotImplementedError
 
-    def rerank(self, src, nbest, scores, reverse):
+    def rerank(self, src, nbest, scores):
         """The rank (B, k), higher first, by which to choose among beam search's hypotheses
         ``nbest`` (B, k, T) of sources ``src``, given their summed log-probabilities ``scores``
         (B, k); by default those scores."""
         return scores
+
+    def reversed(self):
+        """The model translating B->A, for search (``rnnpb_nmt.infer.translator.Translator`` of it): the
+        same weights, with ``decoder_start``, ``decoder_step``, ``rerank`` and the sides below swapped."""
+        raise UserError(f"--reverse_translation: model {self.config.model.model} translates one way only")
+
+    # The sides of the direction the search translates (a reversed view's are swapped).
+    @property
+    def languages(self):
+        """(source language, target language)."""
+        return self.config.data.lang1, self.config.data.lang2
+
+    @property
+    def vocabularies(self):
+        """(source vocabulary, target vocabulary)."""
+        return self.vocab1, self.vocab2
+
+    @property
+    def longest_source(self):
+        """The length of the longest source sentence in training (0: a run from before it was recorded)."""
+        return self.config.data.longest1
 
     def variable_groups(self):
         """[(name, variables, learning rate)], each group with its own optimiser and clipping."""

@@ -21,21 +21,21 @@ class QueueFull(Exception):
 class Request(typing.NamedTuple):
     lines: list
     nbest: int
-    reverse: bool
+    options: dict  # translate's other keyword arguments (the server's: ``reverse``, the direction)
     future: asyncio.Future
 
 
 class Batcher:
     """Groups waiting requests into ``translate`` calls of at most ``max_batch`` sentences.
 
-    ``translate(lines, nbest=k, scores=True, reverse=r)`` is a model's (``rnnpb_nmt.load``'s contract):
-    per line its ``k`` best ``Translation``s. A batch holds whole requests of one direction, in
-    arrival order; a request larger than ``max_batch`` goes alone (``translate`` cuts it into
-    its own batches). A batch searches the largest n-best of its requests and each request gets
-    its own first n: the beam search does not depend on n. While fewer than ``max_batch``
-    sentences wait, the batcher waits up to ``wait_seconds`` for more. A batch that fails is translated
-    again request by request, so that only the request that fails gets the error. ``log`` gets
-    one line per batch.
+    ``translate(lines, nbest=k, scores=True, **options)`` is a model's (``rnnpb_nmt.load``'s contract):
+    per line its ``k`` best ``Translation``s. A batch holds whole requests of the same options (the
+    server's: one direction), in arrival order; a request larger than ``max_batch`` goes alone
+    (``translate`` cuts it into its own batches). A batch searches the largest n-best of its
+    requests and each request gets its own first n: the beam search does not depend on n. While
+    fewer than ``max_batch`` sentences wait, the batcher waits up to ``wait_seconds`` for more. A
+    batch that fails is translated again request by request, so that only the request that fails
+    gets the error. ``log`` gets one line per batch.
     """
 
     def __init__(self, translate, max_batch, wait_seconds, max_queue, log=None):
@@ -60,14 +60,15 @@ class Batcher:
             request.future.cancel()
         self._worker.shutdown(wait=True)
 
-    def submit(self, lines, nbest=1, reverse=False):
-        """Queue a request; its future gets, per line, its ``nbest`` best ``Translation``s. Raises
+    def submit(self, lines, nbest=1, **options):
+        """Queue a request; its future gets, per line, its ``nbest`` best ``Translation``s, translated
+        with ``options`` (``translate``'s keyword arguments, e.g. ``reverse=True``). Raises
         ``QueueFull`` when its sentences would make more than ``max_queue`` wait."""
         if self.waiting + len(lines) > self.max_queue:
             raise QueueFull(f"the queue is full ({self.waiting} sentences waiting, at most {self.max_queue}): "
                             "try again shortly")
         future = asyncio.get_running_loop().create_future()
-        self._pending.append(Request(list(lines), nbest, reverse, future))
+        self._pending.append(Request(list(lines), nbest, options, future))
         self.waiting += len(lines)
         self._arrived.set()
         return future
@@ -94,13 +95,13 @@ class Batcher:
                 break
 
     def _take(self):
-        """The next batch: the first live request, and those after it of its direction while the
+        """The next batch: the first live request, and those after it of its options while the
         batch stays within ``max_batch`` sentences; requests whose client has gone are dropped."""
         batch, kept, size = [], collections.deque(), 0
         for request in self._pending:
             if request.future.done():  # cancelled: the client went away
                 self.waiting -= len(request.lines)
-            elif not batch or (request.reverse == batch[0].reverse and size + len(request.lines) <= self.max_batch):
+            elif not batch or (request.options == batch[0].options and size + len(request.lines) <= self.max_batch):
                 batch.append(request)
                 size += len(request.lines)
                 self.waiting -= len(request.lines)
@@ -114,7 +115,7 @@ class Batcher:
         lines = [line for request in batch for line in request.lines]
         nbest = max(request.nbest for request in batch)
         self.log(f"translating a batch of {len(batch)} request(s), {len(lines)} sentence(s)")
-        call = functools.partial(self.translate, lines, nbest=nbest, scores=True, reverse=batch[0].reverse)
+        call = functools.partial(self.translate, lines, nbest=nbest, scores=True, **batch[0].options)
         try:
             found = await asyncio.get_running_loop().run_in_executor(self._worker, call)
         except Exception as error:  # the server answers it with a 4xx or a 500

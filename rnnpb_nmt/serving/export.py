@@ -6,8 +6,9 @@ the run's text preparation (whitespace splitting, SentencePiece through ``tensor
 own in-graph preparation), the vocabulary lookups, the model's recognition or encoding and the
 search (``Translator._search_fn``, the compiled search the command line runs), and the restoring of
 the output symbols to text. A model that also translates B->A (``reversible``) has a ``reverse``
-signature too. What has no in-graph equivalent, Moses tokenization and detokenization, is left to the
-caller and recorded in ``assets.extra/export.json`` (``ExportedModel`` applies it; docs/usage.md).
+signature too, the search of its reversed view (``Translator.reversed``). What has no in-graph
+equivalent, Moses tokenization and detokenization, is left to the caller and recorded in
+``assets.extra/export.json`` (``ExportedModel`` applies it; docs/usage.md).
 
 Outputs, for B sentences and the export's beam size k: ``translations`` string (B, k); ``scores``
 float (B, k), summed log-probabilities; ``hypotheses`` int32 (B,), how many of the k are translations
@@ -143,31 +144,34 @@ def _through_end(ids):
 
 
 class TranslationModule(tf.Module):
-    """What the SavedModel holds: the model, its vocabularies' lookups, the text preparation, and one
+    """What the SavedModel holds: ``model``, its vocabularies' lookups, the text preparation, and one
     translation function per direction."""
 
-    def __init__(self, translator, text, beam_size):
+    def __init__(self, model, text, beam_size):
         super().__init__()
-        self.model, self.text, self.beam_size = translator.model, text, beam_size
-        self._translator, self._languages = translator, (translator.model.config.data.lang1,
-                                                         translator.model.config.data.lang2)
-        vocabularies = (translator.model.vocab1, translator.model.vocab2)
-        self.lookups = [_vocabulary_table(v) for v in vocabularies]
-        self.words = [tf.constant(v.itos) for v in vocabularies]
+        self.model, self.text, self.beam_size = model, text, beam_size
+        self._vocabularies = model.vocabularies  # A's and B's; a reversed view has the same two, swapped
+        self.lookups = [_vocabulary_table(v) for v in self._vocabularies]
+        self.words = [tf.constant(v.itos) for v in self._vocabularies]
 
-    def signature(self, reverse):
-        """The concrete function of one direction's signature: ``text`` (B,) -> the outputs."""
-        fn = tf.function(lambda text: self.translate(text, reverse),
+    def signature(self, translator):
+        """The concrete function of the signature of ``translator``'s direction: ``text`` (B,) -> the outputs."""
+        fn = tf.function(lambda text: self.translate(translator, text),
                          input_signature=[tf.TensorSpec([None], tf.string, name="text")])
         return fn.get_concrete_function()
 
-    def translate(self, text, reverse):
+    def _side(self, vocab):
+        """Which of the module's vocabularies (A's, B's) ``vocab`` is."""
+        return next(i for i, v in enumerate(self._vocabularies) if v is vocab)
+
+    def translate(self, translator, text):
         """Raw sentences (B,) -> the outputs of the module docstring, in the graph."""
-        source, target = (1, 0) if reverse else (0, 1)
-        symbols = self.text.graph_tokenize(text, self._languages[source])
+        source_language, target_language = translator.model.languages
+        source, target = (self._side(v) for v in translator.model.vocabularies)
+        symbols = self.text.graph_tokenize(text, source_language)
         ids = tf.cast(tf.ragged.map_flat_values(self.lookups[source].lookup, symbols), tf.int32)
         ids = tf.concat([ids, tf.fill([ids.nrows(), 1], END_ID)], axis=1).to_tensor(PAD_ID)
-        found, scores, token_scores, rank = self._translator._search_fn(self.beam_size, reverse)(ids)
+        found, scores, token_scores, rank = translator._search_fn(self.beam_size)(ids)
         kept = scores > NEG / 2
         order = tf.argsort(tf.where(kept, rank, float("-inf")), axis=1, direction="DESCENDING", stable=True)
         found, scores, token_scores, kept = (tf.gather(t, order, batch_dims=1) for t in (found, scores, token_scores, kept))
@@ -178,7 +182,7 @@ class TranslationModule(tf.Module):
         # theirs and the end's (a <pad> the model chose mid-sentence is dropped, as decode drops it).
         words = tf.ragged.boolean_mask(tf.gather(self.words[target], flat),
                                        through_end & ~padding & tf.not_equal(flat, END_ID))
-        texts = tf.reshape(self.text.graph_detokenize(words, self._languages[target]), [batch, k])
+        texts = tf.reshape(self.text.graph_detokenize(words, target_language), [batch, k])
         per_token = tf.ragged.boolean_mask(tf.reshape(token_scores, [batch * k, steps]), through_end & ~padding)
         return _outputs(symbols.row_lengths() > 0, kept, texts, scores, per_token, batch, k)
 
@@ -224,19 +228,20 @@ def export(working_dir, out, **settings):
     if why:
         raise UserError(f"export: {why}")
     model, config = trained.translator.model, trained.config
-    module = TranslationModule(trained.translator, text_preparation(trained.task),
-                               trained.translator._beam_size(None))
-    directions = (False, True) if model.reversible else (False,)
+    module = TranslationModule(model, text_preparation(trained.task), trained.translator._beam_size(None))
+    translators = {SIGNATURES[False]: trained.translator}
+    if model.reversible:
+        translators[SIGNATURES[True]] = trained.backward
     info = {"name": os.path.basename(os.path.normpath(working_dir)), "version": version_of(trained),
             "model": config.model.model, "beam_size": module.beam_size, "test_batch_size": config.inference.test_batch_size,
             "tensorflow_text": bool(getattr(module.text, "pieces", None)), "outside": outside_steps(trained.task),
-            "signatures": {SIGNATURES[reverse]: _languages(config, reverse) for reverse in directions}}
+            "signatures": {name: _languages(t.model) for name, t in translators.items()}}
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.normpath(out))}.tmp-", dir=parent)
     try:
         with writing(out, (OSError, tf.errors.OpError)):  # a full disk: one line naming --out
-            _save(module, tmp, {SIGNATURES[r]: module.signature(r) for r in directions})
+            _save(module, tmp, {name: module.signature(t) for name, t in translators.items()})
             os.makedirs(os.path.join(tmp, os.path.dirname(INFO)))
             write_json(os.path.join(tmp, INFO), info)
             os.replace(tmp, out)
@@ -258,10 +263,9 @@ def _save(module, path, signatures):
         logger.setLevel(level)
 
 
-def _languages(config, reverse):
-    """{source, target}: the languages of one direction (Moses's ``lang``)."""
-    lang1, lang2 = config.data.lang1, config.data.lang2
-    return {"source": lang2, "target": lang1} if reverse else {"source": lang1, "target": lang2}
+def _languages(model):
+    """{source, target}: the languages of the direction of ``model`` or a reversed view (Moses's ``lang``)."""
+    return dict(zip(("source", "target"), model.languages))
 
 
 def _check_out(out):

@@ -49,17 +49,17 @@ class ExportedModel:
         if not 1 <= nbest <= self.beam_size:
             raise UserError(f"--nbest={nbest}: must be from 1 to --beam_size={self.beam_size} (the hypotheses the "
                             "search keeps)")
-        lines, size = list(lines), self.info["test_batch_size"]
-        found = [t for start in range(0, len(lines), size) for t in self._batch(lines[start:start + size], reverse)]
+        lines, size, signature = list(lines), self.info["test_batch_size"], SIGNATURES[reverse]
+        found = [t for start in range(0, len(lines), size) for t in self._batch(lines[start:start + size], signature)]
         found = [hypotheses[:nbest] for hypotheses in found]
         return found if nbest > 1 or scores else [hypotheses[0].text for hypotheses in found]
 
-    def _batch(self, lines, reverse):
-        """Per line its ``Translation``s, best first, as the signature of ``reverse`` gives them."""
-        languages = self.info["signatures"][SIGNATURES[reverse]]
+    def _batch(self, lines, signature):
+        """Per line its ``Translation``s, best first, as the SavedModel's ``signature`` gives them."""
+        languages = self.info["signatures"][signature]
         lines = [prepared(line, self._outside, languages["source"]) for line in lines]
         try:
-            out = self._loaded.signatures[SIGNATURES[reverse]](text=tf.constant(lines, tf.string))
+            out = self._loaded.signatures[signature](text=tf.constant(lines, tf.string))
         except tf.errors.InvalidArgumentError as e:  # the graph's check of its input (a task's graph_tokenize)
             refused = re.search(r"assertion failed: \[(.*)\]\n", str(e))
             if not refused:

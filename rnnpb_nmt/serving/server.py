@@ -186,7 +186,7 @@ def make_app(served, limits, log=None):
     async def translate(request):
         try:
             lines, nbest, reverse, token_scores = await read_request(request, served, limits)
-            found = await batcher.submit(lines, nbest, reverse)
+            found = await batcher.submit(lines, nbest, reverse=reverse)
         except Refused as e:
             return error(e.status, str(e))
         except QueueFull as e:

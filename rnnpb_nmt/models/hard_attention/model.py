@@ -82,13 +82,13 @@ class HardAttentionTransducer(TeacherForcedModel):
         outputs, _ = self.decoder(self._decoder_inputs(encoded, positions, previous), constant=features, rng=rng)
         return forbid_step_past_end(self.output_layer(outputs), positions, lengths[:, None], self.step_id)
 
-    def decoder_start(self, src, reverse):
+    def decoder_start(self, src):
         encoded, lengths, features = self.encode(src)
         batch = tf.shape(src)[0]
         return {"encoded": encoded, "lengths": lengths, "feature_gates": self.decoder.constant_gates(features),
                 "position": tf.zeros([batch], tf.int32), "lstm": self.decoder.zero_state(batch)}
 
-    def decoder_step(self, tokens, state, reverse):
+    def decoder_step(self, tokens, state):
         """The previous action moves the pointer (a step) or not, then the decoder reads the
         state it is on; the new state carries the position."""
         position = advance(state["position"], tokens, self.step_id)

@@ -67,14 +67,14 @@ class ReadThenGenerate(TeacherForcedModel):
         outputs, _ = self.run(self.tgt_embedding(previous), self.read(src, tf.shape(previous)[1], rng), rng=rng)
         return self.output_layer(outputs)
 
-    def decoder_start(self, src, reverse):
+    def decoder_start(self, src):
         # The search caps an output at ceil(max_trans_ratio * words) tokens (rnnpb_nmt.infer.translator),
         # and src has words + 1 columns; one step more for the forced <end>.
         ratio = self.config.inference.max_trans_ratio
         longest = tf.cast(tf.math.ceil(ratio * tf.cast(tf.shape(src)[1], tf.float32)), tf.int32) + 1
         return self.read(src, longest)
 
-    def decoder_step(self, tokens, state, reverse):
+    def decoder_step(self, tokens, state):
         output, state = self.network.step(self.tgt_embedding(tokens), state)
         return self.output_layer(output), state
 

@@ -49,9 +49,14 @@ def joint_objective(model, src, tgt, weight, reverse=False):
     return objective + prior * 0.5 * tf.reduce_sum(tf.square(pb), axis=1), pb
 
 
-def rerank(model, src, nbest, scores, weight, reverse=False):
+def rerank(model, src, nbest, scores, reverse=False):
     """The rank (B, k), higher first, of the beam's hypotheses ``nbest`` (B, k, T) of sources
-    ``src`` (B, Ts): −J. A hypothesis the beam never filled (score about ``NEG``) ranks last."""
+    ``src`` (B, Ts): −J for λ = --joint_rerank (``reverse``: B->A), or without it (λ = 0) their
+    ``scores``. A hypothesis the beam never filled (score about ``NEG``) ranks last."""
+    weight = model.config.inference.joint_rerank
+    if not weight:
+        return scores
+
     def objectives_of_rank(j):
         return joint_objective(model, src, nbest[:, j], weight, reverse)[0]
 

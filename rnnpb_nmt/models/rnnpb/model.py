@@ -2,7 +2,7 @@
 
 Training fits both language models and their PB tables jointly, bound so that a sentence pair
 shares (hard) or nearly shares (soft) its PB. Translation recognises the source's PB in A and
-generates from it in B; B->A is the same with the roles swapped.
+generates from it in B; B->A is the same with the roles swapped (``reversed()``, a ``BackwardView``).
 
 With --amortize there are no PB tables: a pair's PB is the source's proposed PB refined on A's
 loss of the source (``rnnpb_nmt.models.rnnpb.amortized``), in training as in translation, and B is trained on it.
@@ -267,17 +267,19 @@ class BoundRNNPB(NMTModel):
         pb = self.recognize(batch["src"])["pb"]
         return self.lm_b.sentence_losses(batch["tgt"], pb)
 
-    def decoder_start(self, src, reverse):
-        return (self.lm_a if reverse else self.lm_b).start_state(self.recognize(src, reverse)["pb"])
+    def decoder_start(self, src):
+        return self.lm_b.start_state(self.recognize(src)["pb"])
 
-    def decoder_step(self, tokens, state, reverse):
-        return (self.lm_a if reverse else self.lm_b).step(tokens, state)
+    def decoder_step(self, tokens, state):
+        return self.lm_b.step(tokens, state)
 
-    def rerank(self, src, nbest, scores, reverse):
+    def rerank(self, src, nbest, scores):
         """With --joint_rerank=λ > 0, by joint recognition of the source and each hypothesis
         (``rnnpb_nmt.models.rnnpb.joint``); else by the beam's scores."""
-        weight = self.config.inference.joint_rerank
-        return joint.rerank(self, src, nbest, scores, weight, reverse) if weight else scores
+        return joint.rerank(self, src, nbest, scores)
+
+    def reversed(self):
+        return BackwardView(self)
 
     # ----- inspection (PB-space analysis) -------------------------------------------------------
     def analyze(self, train_pairs, test_pairs, out_dir):
@@ -307,3 +309,30 @@ class BoundRNNPB(NMTModel):
                 out["pb_history"].append(np.concatenate([r["pb_history"][:n, i], r["pb"][None, i]]))
                 out["grad_norm_history"].append(r["grad_norm_history"][:n, i])
         return {k: np.concatenate(v) if k in ("pb", "iterations", "loss") else v for k, v in out.items()}
+
+
+class BackwardView:
+    """The bound model translating B->A (``BoundRNNPB.reversed()``): its weights, nothing copied,
+    recognise the source's PB in B and generate from it in A. It has what search needs of a model
+    (``rnnpb_nmt.models.base``): the one-step decoder, the reranking and the sides, A's and B's swapped."""
+
+    direction = "B->A"
+
+    def __init__(self, bound):
+        self.bound, self.config, self.reranks = bound, bound.config, bound.reranks
+        self.languages, self.vocabularies = bound.languages[::-1], bound.vocabularies[::-1]
+        self.longest_source = bound.config.data.longest2
+
+    @property
+    def averaged_epochs(self):
+        """The epochs whose mean weights the bound model holds (``WorkingDir.load_model``), for testing_stats.json."""
+        return getattr(self.bound, "averaged_epochs", ())
+
+    def decoder_start(self, src):
+        return self.bound.lm_a.start_state(self.bound.recognize(src, reverse=True)["pb"])
+
+    def decoder_step(self, tokens, state):
+        return self.bound.lm_a.step(tokens, state)
+
+    def rerank(self, src, nbest, scores):
+        return joint.rerank(self.bound, src, nbest, scores, reverse=True)

@@ -195,10 +195,10 @@ class EncoderDecoder(TeacherForcedModel):
             outputs, _ = self.decoder(self._decoder_input(embedded), initial_state=self._start(src, rng), rng=rng)
         return self.output_layer(outputs)
 
-    def decoder_start(self, src, reverse):
+    def decoder_start(self, src):
         return self._start(src)
 
-    def decoder_step(self, tokens, state, reverse):
+    def decoder_step(self, tokens, state):
         return self._word_step(tokens, state)
 
     def _word_step(self, tokens, state, dropout_masks=None):

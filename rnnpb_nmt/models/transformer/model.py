@@ -84,11 +84,11 @@ class Transformer(TeacherForcedModel):
         logits, _ = self._decode(dropout(self.tgt_embedding(previous)), None, memory, source_mask, causal, dropout)
         return logits
 
-    def decoder_start(self, src, reverse):
+    def decoder_start(self, src):
         memory, source_mask = self.encode(src)
         return memory, source_mask, empty_caches(tf.shape(src)[0], self.config.model.units, len(self.decoder_layers))
 
-    def decoder_step(self, tokens, state, reverse):
+    def decoder_step(self, tokens, state):
         memory, source_mask, past = state
         x = self.tgt_embedding(tokens[:, None], start=tf.shape(past[0])[1])
         logits, caches = self._decode(x, past, memory, source_mask, None, lambda x: x)
