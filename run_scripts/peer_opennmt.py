@@ -18,6 +18,7 @@ report interval (start-up and tracing), as OpenNMT-tf's log of each interval and
 This module needs neither TensorFlow nor OpenNMT-tf itself: benchmark.py calls ``run``.
 """
 
+import datetime
 import json
 import os
 import re
@@ -53,12 +54,16 @@ def model():
     return opennmt.models.Transformer({", ".join(f"{k}={v}" for k, v in SIZES.items())},
                                       dropout=0.0, attention_dropout=0.0, ffn_dropout=0.0)
 """
+RESTORED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+): I runner\.py:\d+\] Restored checkpoint", re.M)
 # OpenNMT-tf 2.32's report of each --save_summary_steps interval.
 STEP_LINE = re.compile(r"Step = (\d+) ; steps/s = ([\d.]+), tokens/s = \d+ \((\d+) source, (\d+) target\)")
 
 
 TRANSLATING = ("the test sentences over the whole translating process's wall time: start-up, loading and "
                "tracing included (`onmt-main infer`; `nmt.py --do_testing`, which also scores)")
+STARTUP = ("of the translating process's wall time, what comes before the search: the interpreter, TensorFlow's "
+           "import, the model built and its checkpoint read (OpenNMT-tf: until its log's 'Restored checkpoint'; ours: "
+           "the wall time less --do_testing's testing_time, so also the scoring and writing after it)")
 BLEU = "multi-bleu of the tokenized translations against the tokenized references (`rnnpb_nmt.metrics.bleu`)"
 # (figure, ours is compared by ratio or by difference, the issue's target and its test, what it includes)
 FIGURES = [
@@ -71,7 +76,11 @@ FIGURES = [
     ("train_wall_seconds", "ratio", "–", None,
      "the whole training process: start-up, tracing, every step, checkpoints, our dev perplexity (first and last "
      "epoch)"),
+    ("train_overhead_seconds", "ratio", "–", None,
+     "the training process's wall time less its steps at the steady rate: start-up, reading the data (OpenNMT-tf "
+     "fills its shuffle buffer), the first interval's tracing, checkpoints, our dev perplexity"),
     *((f"translate_sentences_per_second_beam{b}", "ratio", "≥ 1", lambda r: r >= 1, TRANSLATING) for b in BEAMS),
+    *((f"translate_startup_seconds_beam{b}", "ratio", "–", None, STARTUP) for b in BEAMS),
     *((f"test_bleu_beam{b}", "difference", "within ± 1", lambda d: abs(d) <= 1, BLEU) for b in BEAMS),
 ]
 
@@ -208,6 +217,15 @@ def peer_intervals(log_text):
     return intervals, statistics.mean(target for *_, target in reports[1:] or reports)
 
 
+def restored_at(log_text):
+    """The time (seconds since the epoch) at which OpenNMT-tf's log says the checkpoint was read:
+    its lines carry the local time, as ``time.time()`` is read against here."""
+    found = RESTORED.search(log_text)
+    if not found:
+        raise UserError("OpenNMT-tf's inference log has no 'Restored checkpoint' line")
+    return datetime.datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp()
+
+
 def pinned(core, command):
     return ["taskset", "-c", str(core), *command]
 
@@ -245,8 +263,12 @@ def run_peer(interpreter, files, out, steps, report_every, core):
     references = [" ".join(words) for words in sentences(files["test_target"])]
     for beam in BEAMS:
         predictions = os.path.join(out, f"opennmt_beam{beam}.txt")
+        log_path = os.path.join(out, f"opennmt_infer_beam{beam}.log")
+        started = time.time()
         seconds = timed_run([*onmt(configs[beam]), "infer", "--features_file", files["test_source"],
-                             "--predictions_file", predictions], os.path.join(out, f"opennmt_infer_beam{beam}.log"))
+                             "--predictions_file", predictions], log_path)
+        with open(log_path, encoding="utf-8") as f:
+            results[f"peer_opennmt_translate_startup_seconds_beam{beam}"] = restored_at(f.read()) - started
         results[f"peer_opennmt_translate_sentences_per_second_beam{beam}"] = len(references) / seconds
         results[f"peer_opennmt_test_bleu_beam{beam}"] = scored(predictions, references)
     return results
@@ -260,7 +282,8 @@ def scored(predictions, references):
 
 def our_training_command(files, working_dir, steps, report_every):
     """``nmt.py --do_training`` for ``steps`` steps: epochs of ``report_every`` steps' pairs
-    (--epoch_examples), dev perplexity on the first and last only (best/ is then the last)."""
+    (--epoch_examples), dev perplexity on the first and last only, so that best/, which --do_testing
+    translates with, is the last epoch's weights unless the dev perplexity rose since the first."""
     return [sys.executable, NMT, "--do_training", "--device=cpu", *OUR_MODEL, f"--batch_size={BATCH_SIZE}",
             "--optimizer=adam", f"--learning_rate={LEARNING_RATE}", "--lr_schedule=constant",
             f"--gradient_clip={GRADIENT_CLIP}", "--label_smoothing=0", "--vocab1_max=30000", "--vocab2_max=30000",
@@ -288,6 +311,7 @@ def run_ours(files, out, steps, report_every, core):
         with open(os.path.join(working_dir, "testing_stats.json"), encoding="utf-8") as f:
             stats = json.load(f)
         results[f"ours_translate_sentences_per_second_beam{beam}"] = stats["sentences"] / seconds
+        results[f"ours_translate_startup_seconds_beam{beam}"] = seconds - stats["testing_time"]
         results[f"ours_test_bleu_beam{beam}"] = stats["bleu"]
     return results
 
@@ -318,5 +342,7 @@ def run(data, out, peer_env, steps, report_every, core, test_sentences=None, log
     results.update(run_ours(files, out, steps, report_every, core))
     tokens = mean_target_tokens(files["train_target"]) * BATCH_SIZE
     for side in SIDES:
-        results[f"{side}_train_target_tokens_per_second"] = results[f"{side}_train_steps_per_second"] * tokens
+        rate = results[f"{side}_train_steps_per_second"]
+        results[f"{side}_train_target_tokens_per_second"] = rate * tokens
+        results[f"{side}_train_overhead_seconds"] = results[f"{side}_train_wall_seconds"] - steps / rate
     return results

@@ -2,6 +2,7 @@
 its configuration and model file, its log read, our command's step count, the keys and the page."""
 
 import ast
+import datetime
 import json
 import subprocess
 import sys
@@ -138,3 +139,12 @@ def test_bad_peer_flags_are_one_line_errors_before_anything_is_made(tmp_path, fl
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert message in proc.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "env").exists() and not (tmp_path / "out").exists()
+
+
+def test_the_inference_log_says_when_the_checkpoint_was_read():
+    log = ("2026-12-06 08:30:28.173000: I inputter.py:316]  - special tokens: BOS=yes, EOS=yes\n"
+           "2026-12-06 08:30:28.212000: I runner.py:462] Restored checkpoint /tmp/run/ckpt-40\n"
+           "2026-12-06 08:30:30.084000: I runner.py:471] Tracing and optimizing the inference graph...\n")
+    assert peer_opennmt.restored_at(log) == datetime.datetime(2026, 12, 6, 8, 30, 28, 212000).timestamp()
+    with pytest.raises(UserError, match="no 'Restored checkpoint' line"):
+        peer_opennmt.restored_at(log.splitlines()[0])
