@@ -110,13 +110,14 @@ def ensure_peer_env(path, python="python3.11", log=print):
         raise UserError(f"--peer_env={path}: making it needs {python}, which is not on PATH")
     partial = path.rstrip(os.sep) + ".partial"
     shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     log(f"setting up OpenNMT-tf in {path} ({PEER}; a few minutes, once)")
-    for command in ([python, "-m", "venv", partial], [os.path.join(partial, "bin", "python"), "-m", "pip", "install",
-                                                       "--quiet", PEER]):
+    for step, command in ((f"{python} -m venv", [python, "-m", "venv", partial]),
+                          (f"pip install '{PEER}'", [os.path.join(partial, "bin", "python"), "-m", "pip", "install",
+                                                     "--quiet", PEER])):
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:
-            raise UserError(f"--peer_env={path}: {' '.join(command[2:4])} failed: {last_line(done.stderr)}")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            raise UserError(f"--peer_env={path}: {step} failed: {last_line(done.stderr)}")
     os.replace(partial, path)
     return interpreter
 

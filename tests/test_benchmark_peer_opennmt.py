@@ -4,6 +4,7 @@ its configuration and model file, its log read, our command's step count, the ke
 import ast
 import datetime
 import json
+import os
 import subprocess
 import sys
 
@@ -148,3 +149,35 @@ def test_the_inference_log_says_when_the_checkpoint_was_read():
     assert peer_opennmt.restored_at(log) == datetime.datetime(2026, 12, 6, 8, 30, 28, 212000).timestamp()
     with pytest.raises(UserError, match="no 'Restored checkpoint' line"):
         peer_opennmt.restored_at(log.splitlines()[0])
+
+
+def fake_setup(pip_fails):
+    """subprocess.run for ensure_peer_env: ``venv`` makes the interpreter, pip fails or not."""
+    def run(command, **kwargs):
+        if command[1:3] == ["-m", "venv"]:
+            os.makedirs(os.path.join(command[3], "bin"))
+            open(os.path.join(command[3], "bin", "python"), "w").close()
+        failed = pip_fails and "pip" in command
+        return subprocess.CompletedProcess(command, int(failed), "", "ERROR: No matching distribution\n" * failed)
+    return run
+
+
+def test_the_peer_env_is_made_beside_and_moved_into_place_only_when_pip_has_finished(tmp_path, monkeypatch):
+    path = str(tmp_path / "cache" / "env")
+    monkeypatch.setattr(peer_opennmt.shutil, "which", lambda name: name)
+    monkeypatch.setattr(peer_opennmt.subprocess, "run", fake_setup(pip_fails=True))
+    with pytest.raises(UserError, match=r"--peer_env=.*: pip install 'opennmt-tf\[tensorflow\]==2.32.0' failed: "
+                                        "ERROR: No matching distribution$"):
+        peer_opennmt.ensure_peer_env(path, log=lambda m: None)
+    assert not os.path.exists(path)  # never taken for a finished set-up
+    monkeypatch.setattr(peer_opennmt.subprocess, "run", fake_setup(pip_fails=False))
+    assert peer_opennmt.ensure_peer_env(path, log=lambda m: None) == os.path.join(path, "bin", "python")
+    assert os.path.isfile(os.path.join(path, "bin", "python")) and not os.path.exists(path + ".partial")
+    monkeypatch.setattr(peer_opennmt.subprocess, "run", None)  # made: nothing runs again
+    assert peer_opennmt.ensure_peer_env(path) == os.path.join(path, "bin", "python")
+
+
+def test_no_python_to_make_the_peer_env_with_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(peer_opennmt.shutil, "which", lambda name: None)
+    with pytest.raises(UserError, match="needs python3.11, which is not on PATH"):
+        peer_opennmt.ensure_peer_env(str(tmp_path / "env"))
