@@ -10,6 +10,7 @@ copying of length-64 sequences, the longest of the paper's training lengths).
     python3 run_scripts/benchmark.py --part=translation_cost --bound_dir=DIR --seq2seq_dir=DIR --test_set=FILE
     python3 run_scripts/benchmark.py --part=translate_mode --working_dirs=DIR1,DIR2 --test_set=FILE
     python3 run_scripts/benchmark.py --part=serving --working_dirs=DIR --test_set=FILE [--quick]
+    python3 run_scripts/benchmark.py --part=peer_opennmt [--quick] [--peer_core=N] [--peer_steps=N] [--peer_env=DIR]
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -22,6 +23,10 @@ The hard-attention key is the characters of predicted forms per second of a whol
 ``--part=translation_cost`` (issue 16) times two trained models on one test set, one right after
 the other in this process, so that both meet the same machine and the same load: a bound RNNPB
 (``--bound_dir``) and a seq-to-seq (``--seq2seq_dir``), each with its saved translation settings.
+
+``--part=peer_opennmt`` (issue 91) trains the same Transformer with OpenNMT-tf and with ours on one
+core, one after the other, and translates and scores easy20000's test set with each
+(``run_scripts/peer_opennmt.py``, which sets up OpenNMT-tf's virtualenv on first use).
 """
 
 import argparse
@@ -58,6 +63,8 @@ from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
 from rnnpb_nmt.tasks.translation.task import TranslationTask  # noqa: E402
 from rnnpb_nmt.train import workdir  # noqa: E402
 from rnnpb_nmt.train.step import Trainer  # noqa: E402
+
+import peer_opennmt  # noqa: E402
 
 SPEC = tf.TensorSpec([None, None], tf.int32)
 
@@ -276,18 +283,25 @@ def main():
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
     parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost", "translate_mode",
-                                           "serving"],
+                                           "serving", "peer_opennmt"],
                         default="all",
                         help="memory_lstms: only the memory-LSTM training steps (no thesis data needed); "
                              "hard_attention: only its test speed; translation_cost: only the bound model against "
                              "the seq-to-seq on --test_set; translate_mode: translate mode against --do_testing of "
                              "--working_dirs on --test_set; serving: rnnpb-nmt serve of one --working_dirs under 1, 8 and 32 "
-                             "clients (run_scripts/load_test.py); each saved apart from the other keys")
+                             "clients (run_scripts/load_test.py); peer_opennmt: the same Transformer trained and tested by "
+                             "OpenNMT-tf and by us (run_scripts/peer_opennmt.py); each saved apart from the other keys")
     parser.add_argument("--working_dirs", help="translate_mode: trained working directories, comma-separated")
     parser.add_argument("--inflection_dir", help="trained hard-attention working directory for its test speed")
     parser.add_argument("--bound_dir", help="translation_cost: a trained bound RNNPB working directory")
     parser.add_argument("--seq2seq_dir", help="translation_cost: a trained seq-to-seq working directory")
     parser.add_argument("--test_set", help="translation_cost: the tokenized test file both translate")
+    parser.add_argument("--peer_env", default=peer_opennmt.DEFAULT_PEER_ENV,
+                        help="peer_opennmt: OpenNMT-tf's virtualenv, made there on first use (outside the repository)")
+    parser.add_argument("--peer_steps", type=int, help="peer_opennmt: training steps of each side (default 1500, "
+                                                        "--quick 40), a multiple of the report interval (100, --quick 10)")
+    parser.add_argument("--peer_core", type=int, default=max(os.sched_getaffinity(0)),
+                        help="peer_opennmt: the core both sides run on, one after the other (default: the last)")
     args = parser.parse_args()
     if args.part == "translation_cost" and not (args.bound_dir and args.seq2seq_dir and args.test_set):
         parser.error("--part=translation_cost needs --bound_dir, --seq2seq_dir and --test_set")
@@ -316,6 +330,8 @@ def main():
         record = load_test.load_test(args.working_dirs, args.test_set, [1, 8, 32], 64 if args.quick else 512,
                                      60.0 if args.quick else 300.0)
         results.update(load_test.benchmark_keys(record))
+    if args.part == "peer_opennmt":
+        results.update(bench_peer_opennmt(args, parser))
     if args.part == "all":
         results.update(bench_thesis_models(args))
     if args.part in ("all", "memory_lstms"):
@@ -328,6 +344,17 @@ def main():
     if args.save:
         save(results, args)
     print(json.dumps(results))
+
+
+def bench_peer_opennmt(args, parser):
+    """OpenNMT-tf's Transformer and ours side by side; --quick: 40 steps and 50 test sentences."""
+    report_every = 10 if args.quick else 100
+    steps = args.peer_steps or (40 if args.quick else 1500)
+    try:
+        return peer_opennmt.run(args.data, args.out, args.peer_env, steps, report_every, args.peer_core,
+                                50 if args.quick else None)
+    except (UserError, OSError) as e:
+        parser.error(str(e))
 
 
 def bench_thesis_models(args):

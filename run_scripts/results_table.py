@@ -18,6 +18,7 @@ RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, DEV_BLEU_CONFIGS, EXPERIMENTS, binding_strength  # noqa: E402
 from experiments import TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE, TUNING_TRIALS  # noqa: E402
 from experiments import OPEN_TEST, promoted, selected  # noqa: E402
+import peer_opennmt  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_PROTOCOL, RECIPE_NOTES, RECIPES, STOPPING, STOPPING_NOTES  # noqa: E402
@@ -607,19 +608,54 @@ def benchmark_rows(recorded):
     return [*TARGETS, *((key, "– (no target)", None) for key in others)]
 
 
+MARKS = {None: "", True: " ✓", False: " ✗"}
+
+
 def benchmark_table(recorded):
+    """The keys of every mode but the side-by-side ones in one table, then each side-by-side mode's own."""
+    peers = {mode: run for mode, run in recorded.items() if mode.endswith("_peer_opennmt")}
+    recorded = {mode: run for mode, run in recorded.items() if mode not in peers}
     lines = ["| key | " + " | ".join(recorded) + " | target (thesis sizes, judged on the `full` modes only) |",
              "|---|" + "---|" * len(recorded) + "---|"]
     for key, target, meets in benchmark_rows(recorded):
         cells = []
         for mode, run in recorded.items():
             v = run["results"].get(key)
-            cells.append("–" if v is None else f"{v:.3g}" + {None: "", True: " ✓", False: " ✗"}[verdict(mode, meets, v)])
+            cells.append("–" if v is None else f"{v:.3g}" + MARKS[verdict(mode, meets, v)])
         lines.append(f"| `{key}` | " + " | ".join(cells) + f" | {target} |")
     lines.append("")
     for mode, run in recorded.items():
-        lines += [f"`{mode}` ({run['date']}, commit {run['commit']}, {run['machine']}): `{run['command']}`. {run['note']}", ""]
+        lines += [mode_line(mode, run), ""]
+    for mode, run in peers.items():
+        lines += peer_table(mode, run)
     return lines
+
+
+def mode_line(mode, run):
+    return f"`{mode}` ({run['date']}, commit {run['commit']}, {run['machine']}): `{run['command']}`. {run['note']}"
+
+
+def peer_table(mode, run):
+    """A side-by-side mode (benchmark.py --part=peer_opennmt): OpenNMT-tf's figure and ours in two
+    columns, ours against it (a ratio, or for BLEU a difference), judged as issue 91 asks on a
+    ``full`` mode, and what each figure includes."""
+    r = run["results"]
+    lines = [f"## Side by side with OpenNMT-tf (`{mode}`)", "",
+             f"The same Transformer (`run_scripts/peer_opennmt.py`) trained {r['peer_train_steps']} steps by each, "
+             f"one after the other on core {r['peer_core']}, then translating {r['peer_test_sentences']} test "
+             f"sentences of easy20000 (en→de): OpenNMT-tf {r['peer_opennmt_version']} with TensorFlow "
+             f"{r['peer_tensorflow']}; ours with {r.get('stack') or 'TensorFlow ' + r['tensorflow']}.", "",
+             "| figure | OpenNMT-tf | ours | ours vs OpenNMT-tf | target | what it includes |", "|---|---|---|---|---|---|"]
+    for figure, compare, target, meets, includes in peer_opennmt.FIGURES:
+        theirs, ours = r.get(f"peer_opennmt_{figure}"), r.get(f"ours_{figure}")
+        versus = "–"
+        if theirs is not None and ours is not None:
+            value = ours / theirs if compare == "ratio" else ours - theirs
+            versus = (f"{value:.2f}×" if compare == "ratio" else f"{value:+.2f}") + MARKS[verdict(mode, meets, value)]
+        lines.append(f"| {figure} | {fmt(theirs, 2)} | {fmt(ours, 2)} | {versus} | {target} | {includes} |")
+    logged = r.get("peer_opennmt_logged_target_words_per_second")
+    return lines + ["", f"OpenNMT-tf's own log: {fmt(logged)} target words/s (the mean of its reports after the "
+                    "first, counted without padding).", "", mode_line(mode, run), ""]
 
 
 def benchmark_headline(recorded):
