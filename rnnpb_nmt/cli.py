@@ -241,15 +241,16 @@ def run(models, tasks, args):
         outputs.append(os.path.join(analysis_dir, analysis.SUMMARY))
     for path in outputs:  # before training or translating, not hours into it
         files.check_writable(path)
+    request = flags.RunRequest(models, tasks, given, args.working_dir, args.start_over, args.distribute)
     if args.do_training:
-        resume.train(models, tasks, given, args.working_dir, args.start_over, args.distribute)
+        resume.train(request)
     if args.do_testing or args.analyze or args.query is not None or args.translate:
-        translator, task, members = load_translator(models, tasks, args, flags.inference_settings(given))
+        translator, task, members = load_translator(request, args.ensemble)
         directed = translator.reversed() if args.reverse_translation else translator  # B->A: the model's reversed view
         if args.do_testing:
-            prediction.test(directed, task, args.test_set, args.working_dir, args.test_ref, members=members)
+            prediction.test(directed, task, args.test_set, request.working_dir, args.test_ref, members=members)
         if args.analyze:
-            analysis.analyze(translator, task, args.working_dir, args.test_set, args.test_ref, analysis_dir)
+            analysis.analyze(translator, task, request.working_dir, args.test_set, args.test_ref, analysis_dir)
         options = dict(nbest=args.nbest, scores=args.scores, token_scores=args.token_scores)
         if args.query is not None:
             source = sys.stdin.buffer if args.query == "-" else io.BytesIO(args.query.encode("utf-8"))
@@ -305,17 +306,19 @@ def _check_training_flags(args, given):
         raise UserError("--test_ref: only with --do_testing or --analyze; it would be ignored")
 
 
-def load_translator(models, tasks, args, overrides):
-    """(translator, task, the ensemble's working directories or None): the model of --working_dir,
-    or with --ensemble the majority vote of its members (``rnnpb_nmt.infer.voting``)."""
-    if args.ensemble is None:
-        model = workdir.WorkingDir(args.working_dir).load_model(models, overrides)
-        return Translator(model), tasks[model.config.data.task](model.config, args.working_dir), None
-    members = ensemble_members(args.ensemble)
+def load_translator(request, ensemble):
+    """(translator, task, the ensemble's working directories or None): the model of the ``request``'s
+    --working_dir, or with ``ensemble`` (--ensemble) the majority vote of its members
+    (``rnnpb_nmt.infer.voting``); the translation flags given replace their saved values."""
+    models, tasks, overrides = request.models, request.tasks, flags.inference_settings(request.given)
+    if ensemble is None:
+        model = workdir.WorkingDir(request.working_dir).load_model(models, overrides)
+        return Translator(model), tasks[model.config.data.task](model.config, request.working_dir), None
+    members = ensemble_members(ensemble)
     loaded = workdir.load_ensemble(members, models, overrides)
     task = tasks[loaded[0].config.data.task](loaded[0].config, members[0])
     _check_same_preparation(members, [tasks[m.config.data.task](m.config, d) for m, d in zip(loaded, members)])
-    os.makedirs(args.working_dir, exist_ok=True)  # it holds the vote's test files, and no model
+    os.makedirs(request.working_dir, exist_ok=True)  # it holds the vote's test files, and no model
     return VotingTranslator([Translator(model) for model in loaded], task), task, members
 
 

@@ -205,6 +205,13 @@ def fields(section):
     return dataclasses.fields(section)
 
 
+def names(**metadata):
+    """The flat names of the fields whose metadata has these values, in section order: ``flag=True``
+    the flags, ``flag=False`` the values a run derives, ``saved=False`` the run-time options."""
+    return [f.name for section in SECTIONS.values() for f in fields(section)
+            if all(f.metadata[key] == value for key, value in metadata.items())]
+
+
 def flag_type(field):
     """The Python type of a field's values (``Optional[int]`` -> ``int``)."""
     kind = field.type

@@ -5,10 +5,11 @@ with one-line errors that name the closest flag or value, ``--working-dir`` read
 and a short help: the flags of a configuration section listed one per line with their defaults
 (``listing``), only those the run would read. Which settings a trained run may be given again
 (``INFERENCE``, ``inference_settings``) is decided here once, for the command line, ``rnnpb_nmt.load``,
-export and serve.
+export and serve. A parsed command reaches training and testing as one ``RunRequest``.
 """
 
 import argparse
+import dataclasses
 import difflib
 import os
 import shutil
@@ -26,6 +27,20 @@ DOCS = "docs/flags.md"  # every flag, with its range and who reads it
 def inference_settings(values):
     """The translation settings among ``values`` (flag names -> values, None: not given)."""
     return {name: values[name] for name in INFERENCE if values.get(name) is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRequest:
+    """What a command asks of a run, made once from its parsed flags: ``given``, the flags given
+    (flat names -> values, a --preset's beneath them), the run's --working_dir, --start_over and
+    --distribute; ``models`` and ``tasks`` map --model and --task names to their classes."""
+
+    models: dict
+    tasks: dict
+    given: dict
+    working_dir: str
+    start_over: bool = False
+    distribute: str = "none"
 
 
 def add_flags(group, section, choices=None, listed=False):

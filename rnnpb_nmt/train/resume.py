@@ -1,5 +1,6 @@
 """--do_training: a new run, the unfinished run of --working_dir resumed, or that run set aside
-(--start_over); which of them, and with which configuration, is decided here.
+(--start_over); which of them, and with which configuration, is decided here, from the files
+``WorkingDir`` reads (it reads and writes them; it decides nothing).
 
 A run resumes by the command that started it, or by ``--do_training --working_dir=DIR`` alone (its
 saved settings fill in every flag not given); the flags given must be the saved ones, but for a
@@ -21,37 +22,20 @@ from rnnpb_nmt.train.step import Trainer
 from rnnpb_nmt.train.workdir import WorkingDir
 
 
-def train(models, tasks, given, working_dir, start_over=False, distribute="none"):
-    """Train a new model into ``working_dir``, or resume its unfinished run of the same configuration.
-
-    ``given``: the flags given (flat names); ``models``, ``tasks``: the registered classes by name;
-    ``distribute``: the --distribute strategy.
-    """
-    home = WorkingDir(working_dir)
-    if not start_over:
-        given = with_saved_settings(home, models, tasks, given)
-    config = Config.from_flat(given)
-    for name in tasks[config.data.task].required_files:
-        if not given.get(name):
-            raise UserError(f"--do_training needs --{name}")
-    if config.model.model not in models:
-        raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(models)})")
-    strategy = _strategy(distribute)  # first: a multi-worker strategy must precede other TF work
-    run = home.for_worker(strategy)
-    task = tasks[config.data.task](config, run.path)
+def train(request):
+    """Train a new model into the --working_dir of ``request`` (a ``flags.RunRequest``: the command's
+    flags given, its registries and training options), or resume its unfinished run of the same
+    configuration."""
+    given, config = _requested(request)
+    strategy = _strategy(request.distribute)  # first: a multi-worker strategy must precede other TF work
+    run = WorkingDir(request.working_dir).for_worker(strategy)
+    task = request.tasks[config.data.task](config, run.path)
     # Locked before anything is read (what with_saved_settings peeked at is checked again), written
     # or moved; a directory that --start_over renames away takes its held lock along, and the new
     # one is locked too before it is written.
     with contextlib.ExitStack() as locks:
-        locks.enter_context(run.locked())
-        stray = run.stray_run_files()
-        start_over = start_over and (run.is_trained() or bool(stray))
-        resuming = run.is_trained() and not start_over
-        if stray and not start_over:
-            raise UserError(f"--working_dir={run} holds {', '.join(stray)} but no hparams.json: not a run "
-                            "to resume; choose a new directory, or add --start_over to move it aside "
-                            "(nothing was changed)")
-        config = resumed_config(run, models, config, given) if resuming else _new_config(config, given)
+        held = locks.enter_context(run.locked())
+        config, resuming, start_over = _decide(request, run, held, config, given)
         corpus = task.load_corpus(given, config, run.load_vocabularies() if resuming else None)
         config = config.replace(**task.derived(given, corpus))
         if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
@@ -59,16 +43,46 @@ def train(models, tasks, given, working_dir, start_over=False, distribute="none"
             locks.enter_context(run.locked())
         tf.keras.utils.set_random_seed(config.training.seed)  # initialisation (epochs seed their own draws)
         with strategy.scope():
-            model = models[config.model.model](config, corpus.vocab1, corpus.vocab2)
+            model = request.models[config.model.model](config, corpus.vocab1, corpus.vocab2)
             trainer = Trainer(model)
         task.save(run.path)  # before hparams.json, which marks a run that can resume
         run.save_setup(config, corpus.vocab1, corpus.vocab2)
         if not resuming:
-            print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {run}")
+            print(f"training {config.model.model} on {config.data.num_train} sentence pairs into {run.path}")
         with interrupts.safe_points(), strategy.scope():
             loop.train(trainer, corpus, run.path, task)
     if not given.get("do_testing"):
         print(next_step(run.path, config.data.train_set1))
+
+
+def _requested(request):
+    """The flags given, completed by the saved settings of a run to continue (``with_saved_settings``;
+    not with --start_over), and their configuration, once its task has the training files it
+    requires and its model is known."""
+    given = request.given if request.start_over else with_saved_settings(request)
+    config = Config.from_flat(given)
+    for name in request.tasks[config.data.task].required_files:
+        if not given.get(name):
+            raise UserError(f"--do_training needs --{name}")
+    if config.model.model not in request.models:
+        raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(request.models)})")
+    return given, config
+
+
+def _decide(request, run, held, config, given):
+    """(configuration, resuming, start_over) of training into ``run`` (locked), where ``held`` are the
+    files of a run (``WorkingDir.run_files``): a new run (none there, or --start_over: they are set
+    aside), or the unfinished run there resumed with its saved configuration; else a UserError, and
+    nothing changed."""
+    start_over = request.start_over and bool(held)
+    if start_over or not held:
+        config_lib.check_applicable(given, config)
+        return config, False, start_over
+    if WorkingDir.HPARAMS not in held:
+        raise UserError(f"--working_dir={run} holds {', '.join(held)} but no hparams.json: not a run "
+                        "to resume; choose a new directory, or add --start_over to move it aside "
+                        "(nothing was changed)")
+    return resumed_config(run, request.models, config, given), True, False
 
 
 def next_step(working_dir, train_set):
@@ -81,19 +95,16 @@ def next_step(working_dir, train_set):
             f"--working_dir={shlex.quote(working_dir)} --test_set={test_set}")
 
 
-def with_saved_settings(run, models, tasks, given):
-    """``given``, completed by the saved settings of the run in ``run`` when it holds one and none of
-    the training files its task requires is given: ``--do_training --working_dir=DIR`` continues
-    DIR's run without every flag typed again. Read before the lock is taken: under it,
+def with_saved_settings(request):
+    """The flags given, completed by the saved settings of the run in --working_dir when it holds one
+    and none of the training files its task requires is given: ``--do_training --working_dir=DIR``
+    continues DIR's run without every flag typed again. Read before the lock is taken: under it,
     ``resumed_config`` checks the flags against hparams.json again, whoever changed it meanwhile."""
-    if not run.is_trained():
-        return given
-    saved = run.load_config(models)
-    task = tasks.get(saved.data.task)
+    given, saved = request.given, WorkingDir(request.working_dir).saved_config(request.models)
+    task = request.tasks.get(saved.data.task) if saved else None
     if task is None or any(given.get(name) for name in task.required_files):
         return given
-    flags = {f.name for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
-             if f.metadata["flag"]}
+    flags = set(config_lib.names(flag=True))
     return {**{k: v for k, v in saved.to_flat().items() if k in flags and v is not None}, **given}
 
 
@@ -103,11 +114,6 @@ def resumed_config(run, models, config, given):
     continue that run (``check_resumable``)."""
     return check_resumable(run.path, models, config, given).replace(
         max_epochs=config.training.max_epochs, **_unsaved(given))
-
-
-def _new_config(config, given):
-    config_lib.check_applicable(given, config)
-    return config
 
 
 def check_resumable(working_dir, models, config, given):
@@ -123,11 +129,10 @@ def check_resumable(working_dir, models, config, given):
     """
     run = WorkingDir(working_dir)
     saved = run.load_config(models)
-    if run.is_finished(saved.replace(max_epochs=config.training.max_epochs)):
+    if loop.is_finished(run.stats(), saved.replace(max_epochs=config.training.max_epochs)):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
                         "choose a new directory, or add --start_over (nothing was changed)")
-    derived = {f.name for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
-               if not f.metadata["flag"]}
+    derived = set(config_lib.names(flag=False))
     was, now = saved.to_flat(), config.to_flat()
     config_lib.check_applicable({k: v for k, v in given.items() if k not in was or was[k] != v}, config)
     # --preset names values, which are compared themselves: a run resumes by its flags or its preset.
@@ -142,8 +147,7 @@ def check_resumable(working_dir, models, config, given):
 
 def _unsaved(given):
     """The run-time options among the flags given (not kept in hparams.json)."""
-    return {f.name: given[f.name] for section in config_lib.SECTIONS.values() for f in config_lib.fields(section)
-            if not f.metadata["saved"] and f.name in given}
+    return {name: given[name] for name in config_lib.names(saved=False) if name in given}
 
 
 def _strategy(name):

@@ -12,8 +12,9 @@
     .lock                held by the training process (rnnpb_nmt/train/lock.py)
 
 ``best/``, ``state/`` and ``epochs/`` are ``RunCheckpoints``'s, ``training_stats.json`` the training loop's
-(``rnnpb_nmt.train.loop``); the rest is named here. The module's functions are the ones the tests
-and run scripts call on a path.
+(``rnnpb_nmt.train.loop``); the rest is named here. ``WorkingDir`` reads and writes these files;
+whether --do_training starts, resumes or refuses a run on what they hold is decided in
+``rnnpb_nmt.train.resume``. The module's functions are the ones the tests and run scripts call on a path.
 """
 
 import contextlib
@@ -52,11 +53,10 @@ class WorkingDir:
         """Whether a run was set up here (hparams.json written), finished or not."""
         return os.path.isfile(self.file(self.HPARAMS))
 
-    def stray_run_files(self):
-        """The RUN_FILES here, when there is no hparams.json to say whose they are."""
-        if self.is_trained():
-            return []
-        return [name for name in self.RUN_FILES if os.path.exists(self.file(name))]
+    def run_files(self):
+        """What of a run is here: hparams.json (as ``is_trained`` sees it) and the RUN_FILES."""
+        trained = [self.HPARAMS] if self.is_trained() else []
+        return trained + [name for name in self.RUN_FILES if os.path.exists(self.file(name))]
 
     def for_worker(self, strategy):
         """Where this process keeps its training run: this directory on the chief or a single process,
@@ -71,13 +71,14 @@ class WorkingDir:
 
     @contextlib.contextmanager
     def locked(self):
-        """Hold the directory's lock inside the ``with`` (``lock.exclusive``, which makes it if need be).
+        """Hold the directory's lock inside the ``with`` (``lock.exclusive``, which makes it if need be),
+        which gets what of a run is here, read under the lock (``run_files``).
         A failure inside that leaves a directory this made holding nothing but the lock file removes it
         again: a start that fails (a missing training file, a flag the model refuses) leaves no empty
         working directory behind. A directory that existed before is never removed."""
         with lock.exclusive(self.path) as made:
             try:
-                yield
+                yield self.run_files()
             except BaseException:
                 self._unmake(made)
                 raise
@@ -127,12 +128,16 @@ class WorkingDir:
             raise UserError(f"{path}: corrupted (unknown task {config.data.task!r})")
         return config
 
+    def saved_config(self, models):
+        """``load_config``'s, or None when no run was set up here."""
+        return self.load_config(models) if self.is_trained() else None
+
     def load_vocabularies(self):
         return tuple(Vocabulary.load(self.file(name)) for name in self.VOCABULARIES)
 
-    def is_finished(self, config):
-        """Whether the run's statistics say it stopped early or reached ``config``'s --max_epochs."""
-        return loop.is_finished(run_stats.load_stats(self.path), config)
+    def stats(self):
+        """The run's statistics (``training_stats.json``), or None before its first epoch."""
+        return run_stats.load_stats(self.path)
 
     def checkpoints(self, model, optimizers=()):
         return RunCheckpoints(self.path, model, optimizers)
@@ -178,7 +183,7 @@ class WorkingDir:
         if not training.keep_checkpoints:
             raise UserError(f"{flag}: {self.path} was trained without --keep_checkpoints (no {EPOCHS}/ to average; "
                             f"train with --keep_checkpoints={n})")
-        stats = run_stats.load_stats(self.path)
+        stats = self.stats()
         records = stats.epochs if stats else ()
         chosen = loop.last_epochs(records, n) if of == "last" else \
             loop.best_epochs(records, n, training.early_stopping_metric, training.early_stopping_ties)
