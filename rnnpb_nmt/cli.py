@@ -24,7 +24,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import analysis, parallel, prediction, streaming
 from rnnpb_nmt.infer.translator import Translator
 from rnnpb_nmt.infer.voting import VotingTranslator
-from rnnpb_nmt.train import interrupts, resume, workdir
+from rnnpb_nmt.train import interrupts, mid_epoch, resume, workdir
 
 DEMO = "--train_set1=demo/data/train.en --train_set2=demo/data/train.de --dev_set1=demo/data/dev.en " \
        "--dev_set2=demo/data/dev.de"
@@ -205,8 +205,9 @@ def main(models, tasks, argv=None):
     except (UserError, OSError) as e:  # OSError: an unreadable file, a full disk, a file as --working_dir
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted" + (": run the same command again to resume from the last finished epoch"
+    except KeyboardInterrupt as stop:
+        where = stop.resume_from if isinstance(stop, interrupts.Stopped) else "the last finished epoch"
+        print("interrupted" + (f": run the same command again to resume from {where}"
                                if args.do_training else ""), file=sys.stderr)
         return 130
     return 0
@@ -292,6 +293,8 @@ def _check_training_flags(args, given):
     """Without --do_training, the flags only training reads are refused, not ignored: a trained
     run's model, training and data settings are its hparams.json's (a test with --units=512 would
     test the saved model, not a larger one)."""
+    if args.distribute != "none" and given.get("save_every_steps"):
+        raise UserError(f"--save_every_steps: not with --distribute={args.distribute} ({mid_epoch.UNDISTRIBUTED})")
     if args.do_training:
         return
     for name in ("model", "training", "data"):

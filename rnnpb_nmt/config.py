@@ -127,6 +127,11 @@ class _TrainingCore:
         0, "keep the weights of the last N finished epochs and of the N best by the dev measure (as best/'s; an "
            "epoch without a dev measurement counts only as last) in <working_dir>/epochs, for --average_checkpoints "
            "(0: none, only best/ and state/)", 0, 1e6, legacy=0)
+    save_every_steps: int = option(
+        0, "every N training steps inside an epoch, and when training is stopped (Ctrl-C, SIGTERM), save the "
+           "training state and the position in the epoch (<working_dir>/mid_epoch), so that the same command resumes "
+           "from that step into the uninterrupted run (0: only at the end of each epoch; not saved; not with "
+           "--distribute; rnnpb_nmt/train/mid_epoch.py)", 0, 1e9, saved=False)
     # p_mono 1 would never draw a parallel batch, so no epoch would end.
     p_mono: float = option(0.0, "monolingual batch probability", 0, 1, high_open=True)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit

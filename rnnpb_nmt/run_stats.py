@@ -88,6 +88,34 @@ class EpochTotals:
         return TrainedEpoch(self._perplexity.value(), seconds,
                             MappingProxyType({name: mean.value() for name, mean in self._means.items()}))
 
+    def mean(self, name):
+        """The mean so far of the steps' number ``name`` (``loss``: every step's)."""
+        return self._means[name].value()
+
+    def to_json(self):
+        """The sums as they stand, to go on from (``from_json``) with the same floats: a saved
+        mid-epoch position's, so that a resumed epoch's means are the uninterrupted epoch's."""
+        return {"steps": self.steps, "perplexity": [self._perplexity.total, self._perplexity.count],
+                "means": {name: [mean.total, mean.count] for name, mean in self._means.items()}}
+
+    @classmethod
+    def from_json(cls, obj):
+        """The totals ``to_json`` wrote; ValueError if ``obj`` is not such an object."""
+        totals = cls()
+        try:
+            totals.steps = obj["steps"]
+            sums = [(totals._perplexity, obj["perplexity"]), *((totals._means[name], pair)
+                                                                  for name, pair in obj["means"].items())]
+            if not _is_whole(totals.steps) or totals.steps < 0:
+                raise ValueError
+            for mean, (total, count) in sums:
+                if not (_is_number(total) and _is_whole(count) and 0 <= count <= totals.steps):
+                    raise ValueError
+                mean.total, mean.count = float(total), count
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ValueError("not an epoch's running totals") from None
+        return totals
+
 
 @dataclasses.dataclass(frozen=True)
 class EpochRecord(Mapping):

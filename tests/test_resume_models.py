@@ -17,7 +17,10 @@ and nothing of the previous command's model reaches it but what the directory ho
 """
 
 import json
+import os
+import random
 import shutil
+import signal
 
 import numpy as np
 import pytest
@@ -26,9 +29,10 @@ from rnnpb_nmt import cli
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 from rnnpb_nmt.tasks.question_formation.questions import generate
 from rnnpb_nmt.train import loop as training
+from rnnpb_nmt.train.mid_epoch import MID_EPOCH, POSITION, MidEpoch
 
-from helpers import (SYNTHETIC_LEMMAS, TINY_GRAMMAR, inflection_examples, latest_variables, models, reversal_files, sides, tasks,
-                     train_in_process, write_lines)
+from helpers import (SYNTHETIC_LEMMAS, TINY_GRAMMAR, inflection_examples, latest_variables, models, reversal_files, sides,
+                     status_in_process, tasks, train_in_process, write_lines)
 
 pytestmark = pytest.mark.slow  # trains through the command line's entry point
 
@@ -152,3 +156,107 @@ def test_the_dev_score_that_chose_the_best_epoch_is_the_score_testing_reports_on
     assert cli.main(models(), tasks(), ["--do_testing", f"--test_set={dev}", f"--working_dir={working_dir}"]) == 0
     tested = json.loads((working_dir / "testing_stats.json").read_text())
     assert tested[tasks()[task].dev_metric] == pytest.approx(max(scores), abs=1e-9)
+
+
+def stop_after_step(monkeypatch, epoch, step):
+    """A Ctrl-C (SIGINT to this process, which training records until its next safe point) right
+    after step ``step`` of epoch ``epoch``."""
+    from rnnpb_nmt.train.step import Trainer
+
+    train_epoch, train_step = Trainer.train_epoch, Trainer.train_step
+    now = {}
+
+    def counted_epoch(self, corpus, number, *args):
+        now.update(epoch=number, steps=0)
+        return train_epoch(self, corpus, number, *args)
+
+    def counted_step(self, *args):
+        outputs = train_step(self, *args)
+        now["steps"] += 1
+        if (now["epoch"], now["steps"]) == (epoch, step):
+            os.kill(os.getpid(), signal.SIGINT)
+        return outputs
+
+    monkeypatch.setattr(Trainer, "train_epoch", counted_epoch)
+    monkeypatch.setattr(Trainer, "train_step", counted_step)
+
+
+def reversal_and_mono_files(out):
+    """``reversal_files`` and monolingual sentences of their symbols on each side."""
+    rng = random.Random(4)
+    mono = [[" ".join(rng.choices("abcde", k=rng.randint(2, 6))) for _ in range(12)] for _ in range(2)]
+    return [*reversal_files(out), *(f"--mono_set{side}={write_lines(out / f'mono{side}', lines)}"
+                                    for side, lines in enumerate(mono, 1))]
+
+
+# name -> (its files, the flags of a run stopped inside its second epoch; --batch_size=4: six steps an epoch)
+MID_EPOCH_RUNS = {
+    "encdec": (reversal_files, ["--model=encdec", *LAYERS, "--teacher_forcing=0.5"]),
+    # Token batches: their order is drawn after the sentences' (Trainer.dataset).
+    "encdec_tokens": (reversal_files, ["--model=encdec", *LAYERS, "--batch_tokens=24"]),
+    # Both directions, PB tables, PB noise and resets, and --p_mono's draws among the batches,
+    # which the skipped steps replay.
+    "rnnpbnmt": (reversal_and_mono_files, ["--model=rnnpbnmt", *LAYERS, "--num_PB=4", "--max_recog_epochs=2",
+                                           "--sigma=0.1", "--p_reset=0.2", "--p_mono=0.3"]),
+}
+def stop_inside_epoch_2(monkeypatch, killed):
+    """Ctrl-C after step 3 of epoch 2 (``stop_after_step``), and ``killed`` made a copy of the working
+    directory right after the save of step 2 (what a run killed then leaves)."""
+    save = MidEpoch.save
+
+    def save_and_copy(self, epoch, totals, seconds):
+        save(self, epoch, totals, seconds)
+        if (epoch, totals.steps) == (2, 2):
+            shutil.copytree(os.path.dirname(self.folder), killed)
+
+    monkeypatch.setattr(MidEpoch, "save", save_and_copy)
+    stop_after_step(monkeypatch, 2, 3)
+
+
+# --save_every_steps=2: between its saves, Ctrl-C after step 3 of epoch 2 saves that step.
+STOPPED = ("interrupted: run the same command again to resume from step 3 of epoch 2\n", "--save_every_steps=2")
+
+
+@pytest.mark.parametrize("name", sorted(MID_EPOCH_RUNS))
+def test_a_run_stopped_inside_an_epoch_resumes_into_the_uninterrupted_run(name, tmp_path, monkeypatch, capsys):
+    """Ctrl-C after step 3 of epoch 2 (between --save_every_steps=2's saves) saves that step, and the
+    same command resumes from it into the run that was never stopped nor saved inside an epoch;
+    a run killed right after the save of step 2 (its copy) resumes into it too. The epoch's save
+    deletes the positions; --distribute refuses to resume them."""
+    data = tmp_path / "data"
+    data.mkdir()
+    files, flags = MID_EPOCH_RUNS[name]
+    args = [*files(data), *SMALL, "--batch_size=4", *flags, "--max_epochs=3"]
+    whole, parts, killed = tmp_path / "whole", tmp_path / "parts", tmp_path / "killed"
+    train_in_process(*args, f"--working_dir={whole}")
+    stop_inside_epoch_2(monkeypatch, killed)
+    capsys.readouterr()
+    message, every = STOPPED
+    assert status_in_process("--do_training", *args, f"--working_dir={parts}", every) == 130
+    assert capsys.readouterr().err.endswith(message)
+    monkeypatch.undo()
+    assert [row["epoch"] for row in epochs(parts)] == [1]
+    # Positions are resumed on one device only (rnnpb_nmt/train/mid_epoch.py); the refusal changes nothing.
+    assert status_in_process("--do_training", *args, f"--working_dir={parts}", "--distribute=mirrored") == 1
+    assert capsys.readouterr().err.endswith(f"{parts / MID_EPOCH / POSITION}: a position inside epoch 2 "
+                                            "(--save_every_steps), which --distribute cannot resume: run the same "
+                                            "command without --distribute\n")
+    for working_dir, step in ((parts, 3), (killed, 2)):
+        train_in_process(*args, f"--working_dir={working_dir}", every)
+        assert f"resuming {working_dir} from step {step} of epoch 2" in capsys.readouterr().out
+        assert_same_run(whole, working_dir)
+
+
+def assert_same_run(whole, resumed):
+    """The epochs' statistics (exactly) and the best and last state's variables (to 1e-6) of the run
+    ``resumed`` are the uninterrupted run ``whole``'s, and no position inside an epoch is left."""
+    assert not (resumed / MID_EPOCH).exists()
+    assert [row["epoch"] for row in epochs(resumed)] == [row["epoch"] for row in epochs(whole)]
+    for a, b in zip(epochs(whole), epochs(resumed)):
+        for key in a.keys() - {"seconds", "train_seconds"}:
+            assert b[key] == a[key], (a["epoch"], key)
+    for folder in ("best", "state"):
+        expected, got = latest_variables(whole, folder), latest_variables(resumed, folder)
+        assert expected.keys() == got.keys()
+        for key, value in expected.items():
+            np.testing.assert_allclose(got[key], value, atol=1e-6, err_msg=f"{folder}: {key}")

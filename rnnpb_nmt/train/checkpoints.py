@@ -89,7 +89,7 @@ class RunCheckpoints:
         self.best_dir = os.path.join(working_dir, "best")
         self.state_dir = os.path.join(working_dir, "state")
         self.epochs_dir = os.path.join(working_dir, EPOCHS)
-        self._state = tf.train.Checkpoint(model=model, **{f"optimizer_{i}": o for i, o in enumerate(optimizers)})
+        self._state = training_state(model, optimizers)
         self._best_manager = self._state_manager = None
 
     def _best(self):
@@ -159,18 +159,10 @@ class RunCheckpoints:
     def prune_epochs(self, records):
         """Delete the files of every epoch in ``epochs/`` that ``keep(records)`` does not name: those
         that dropped out of the kept ones, and any a failed or killed save left. The kept epochs are a
-        function of the records alone, so a resumed run keeps what the uninterrupted one keeps.
-        Deleting is writing the folder: a failure is its one-line error."""
+        function of the records alone, so a resumed run keeps what the uninterrupted one keeps."""
         kept = set(self.keep(records))
-        with writing(self.epochs_dir):
-            for name in os.listdir(self.epochs_dir):
-                found = _EPOCH_FILE.match(name)
-                path = os.path.join(self.epochs_dir, name)
-                if found and int(found.group(1)) not in kept:
-                    if os.path.isdir(path):
-                        shutil.rmtree(path)
-                    else:
-                        os.remove(path)
+        remove_entries(self.epochs_dir,
+                       lambda name: (found := _EPOCH_FILE.match(name)) is not None and int(found.group(1)) not in kept)
 
     def restore_average(self, choose):
         """Set the model's trainable float variables to their element-wise mean over the kept epochs
@@ -192,6 +184,26 @@ class RunCheckpoints:
             for total, variable in zip(sums, variables):
                 total += variable.numpy()
         return [(total / len(epochs)).astype(v.dtype.as_numpy_dtype) for total, v in zip(sums, variables)]
+
+
+def training_state(model, optimizers, **more):
+    """The tf.train.Checkpoint of a run's whole training state: the model, the optimisers (their
+    slots and step counts, in order) and ``more``."""
+    return tf.train.Checkpoint(model=model, **{f"optimizer_{i}": o for i, o in enumerate(optimizers)}, **more)
+
+
+def remove_entries(folder, doomed):
+    """Delete each file or folder in ``folder`` whose name ``doomed(name)`` is true. Deleting is
+    writing the folder: a failure is its one-line error."""
+    with writing(folder):
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if not doomed(name):
+                continue
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
 
 
 def save(manager, epoch):

@@ -12,6 +12,15 @@ import signal
 _requested = []
 
 
+class Stopped(KeyboardInterrupt):
+    """A stop of training that saved where it was: ``resume_from`` says where the same command
+    resumes (``step K of epoch E``)."""
+
+    def __init__(self, resume_from):
+        super().__init__(resume_from)
+        self.resume_from = resume_from
+
+
 def _stop_now(signum, frame):
     raise KeyboardInterrupt
 

@@ -1,5 +1,6 @@
 """A training run: epochs, dev perplexity, early stopping, checkpoints and statistics."""
 
+import contextlib
 import dataclasses
 import functools
 import math
@@ -13,6 +14,7 @@ from rnnpb_nmt.metrics import bleu
 from rnnpb_nmt.run_stats import STATS, EpochRecord, RunStatistics, load_stats
 from rnnpb_nmt.train import interrupts
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
+from rnnpb_nmt.train.mid_epoch import MidEpoch
 from rnnpb_nmt.train.summaries import Summaries
 
 
@@ -46,10 +48,11 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     After every epoch the whole training state (weights, PB tables, optimiser slots, early-stopping
     state) is checkpointed under ``<working_dir>/state``, and ``training_stats.json`` names that
     checkpoint; a run stopped at any point resumes from the last finished epoch when called again
-    on the same working directory. The best dev epoch's weights go to ``<working_dir>/best`` and
-    are the model's weights when this returns. With --keep_checkpoints N, ``<working_dir>/epochs``
-    keeps the weights of the epochs ``kept_epochs`` names, for --average_checkpoints. Returns the
-    run's RunStatistics.
+    on the same working directory, or with --save_every_steps from the last step saved inside the
+    next epoch (``rnnpb_nmt.train.mid_epoch``). The best dev epoch's weights go to
+    ``<working_dir>/best`` and are the model's weights when this returns. With --keep_checkpoints N,
+    ``<working_dir>/epochs`` keeps the weights of the epochs ``kept_epochs`` names, for
+    --average_checkpoints. Returns the run's RunStatistics.
 
     Every epoch's statistics also go to TensorBoard (``<working_dir>/logs``); with
     --monitor_every N, every Nth epoch adds the BLEU of the first --monitor_sentences dev
@@ -60,13 +63,9 @@ def train(trainer, corpus, working_dir, task=None, log=print):
                              ties=t.early_stopping_ties) \
         if t.keep_checkpoints else None
     checkpoints = RunCheckpoints(working_dir, model, trainer.optimizers, keep)
+    midway = MidEpoch(working_dir, model, trainer.optimizers, trainer.rng)
     translator = Translator(model)
-    stats = load_stats(working_dir)
-    if stats is not None and stats.state_checkpoint:
-        checkpoints.restore_state(stats.state_checkpoint)
-        log(f"resuming {working_dir} after epoch {len(stats.epochs)}")
-    else:
-        stats = RunStatistics()
+    stats = resumed(checkpoints, midway, working_dir, log)
     scorer = (lambda: dev_score(translator, task, corpus)) if t.early_stopping_metric == "score" else None
     summaries = Summaries(working_dir)
     for epoch in range(len(stats.epochs) + 1, t.max_epochs + 1):
@@ -74,11 +73,13 @@ def train(trainer, corpus, working_dir, task=None, log=print):
         epoch_corpus = task.epoch_corpus(corpus, epoch) if task else corpus
         scale = stats.learning_rate_scale
         trainer.scale_learning_rates(scale)
-        record = epoch_row(trainer, translator, epoch_corpus, epoch, checkpoints.best_dir, measured, scorer)
+        with stopped_at(midway):
+            record = epoch_row(trainer, translator, epoch_corpus, epoch, checkpoints.best_dir, measured, scorer, midway)
         improved = measured and improves(record, stats, t.early_stopping_metric)
         tied = measured and t.early_stopping_ties == "last" and ties(record, stats, t.early_stopping_metric)
         stats = decayed(stats.after_epoch(record, improved, tied), t)
         save_epoch(checkpoints, stats, working_dir, improved or tied)
+        midway.discard()  # after the epoch's save, which supersedes its positions
         summaries.write_epoch(record)
         log(epoch_line(record, stats.best_epoch == epoch))
         if stats.learning_rate_scale != scale:
@@ -90,6 +91,36 @@ def train(trainer, corpus, working_dir, task=None, log=print):
     log(f"best epoch {stats.best_epoch} (dev perplexity {stats.best_dev_perplexity:.4f}), "
         f"{stats.total_seconds:.0f}s of training in all")
     return stats
+
+
+def resumed(checkpoints, midway, working_dir, log):
+    """The RunStatistics to go on from: those of the run in ``working_dir`` (its last finished epoch's
+    state restored, then the state of a position saved inside the next epoch, if any, which
+    ``midway`` keeps for the epoch to resume from), or new ones."""
+    stats = load_stats(working_dir)
+    finished = stats is not None and stats.state_checkpoint
+    if finished:
+        checkpoints.restore_state(stats.state_checkpoint)
+    else:
+        stats = RunStatistics()
+    position = midway.resume(len(stats.epochs) + 1)
+    if position:
+        log(f"resuming {working_dir} from {position.where()}")
+    elif finished:
+        log(f"resuming {working_dir} after epoch {len(stats.epochs)}")
+    return stats
+
+
+@contextlib.contextmanager
+def stopped_at(midway):
+    """Inside, a stop (Ctrl-C, SIGTERM) after a position of the epoch was saved says, as
+    ``interrupts.Stopped``, that the same command resumes from there."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if midway.saved is None:
+            raise
+        raise interrupts.Stopped(midway.saved.where()) from None
 
 
 def decayed(stats, training):
@@ -191,17 +222,19 @@ def save_epoch(checkpoints, stats, working_dir, best):
         checkpoints.prune_epochs(stats.epochs)
 
 
-def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, scorer=None):
-    """Train one epoch, then (if ``measure_dev``) measure the dev perplexity, and with a
+def epoch_row(trainer, translator, corpus, epoch, best_dir, measure_dev=True, scorer=None, midway=None):
+    """Train one epoch (from a position ``midway`` resumed, and saving positions in it: see
+    ``Trainer.train_epoch``), then (if ``measure_dev``) measure the dev perplexity, and with a
     ``scorer`` the dev score; the epoch's EpochRecord, which has neither without it. Its
-    ``seconds`` are the training's and the dev measurement's (not --monitor_every's BLEU)."""
+    ``seconds`` are the training's (of a resumed epoch, before the stop too) and the dev
+    measurement's (not --monitor_every's BLEU)."""
+    trained = trainer.train_epoch(corpus, epoch, best_dir, midway)
     started = time.time()
-    trained = trainer.train_epoch(corpus, epoch, best_dir)
     # A Ctrl-C while training stops between dev batches too (rnnpb_nmt.train.interrupts).
     dev_perplexity = (translator.dev_perplexity(corpus.dev_src, corpus.dev_tgt, after_batch=interrupts.check)
                       if measure_dev else None)
     score = scorer() if measure_dev and scorer else None
-    seconds = time.time() - started
+    seconds = trained.seconds + time.time() - started
     model_scalars = {**trainer.learning_rate_scalars(), **translator.model.summary_scalars()}
     t = trainer.config
     monitored = t.monitor_every and epoch % t.monitor_every == 0

@@ -179,26 +179,49 @@ class Trainer:
             self._steps[kind] = tf.function(step, input_signature=[self._batch_specs[kind]])
         return self._steps[kind](batch)
 
-    def train_epoch(self, corpus, epoch, best_dir):
+    def train_epoch(self, corpus, epoch, best_dir, midway=None):
         """One pass over the training data and the model's end-of-epoch hook; its TrainedEpoch.
+
+        ``midway`` (a MidEpoch, or None): a position of this epoch it has resumed (its state, the
+        noise generator's included, restored) makes the epoch go on from there: its batches are made
+        again in the same order and the steps already trained skipped, and its running sums and
+        seconds go on. With --save_every_steps N it saves a position every N steps, and when a stop
+        (``interrupts.check``) comes between steps.
 
         Its progress bar expects as many steps as the last epoch had (bucketing, --p_mono and the
         curriculum vary the count a little), and shows the mean loss of the epoch so far: a
         batch's own loss jumps with its sentences' lengths."""
-        started = time.time()
+        resumed = midway.saved if midway and midway.saved and midway.saved.epoch == epoch else None
+        totals = resumed.epoch_totals() if resumed else EpochTotals()
+        started = time.time() - (resumed.seconds if resumed else 0.0)
         rng = np.random.default_rng([self.config.seed, epoch])
-        totals, loss = EpochTotals(), 0.0
-        self.start_epoch(epoch)
+        if not resumed:
+            self.start_epoch(epoch)
+        every = self.config.save_every_steps if midway else 0
+        # Skipping replays the epoch's draws (--p_mono's) too, so that the rest of it is the same.
+        batches = itertools.islice(self.epoch_batches(corpus, epoch, rng), totals.steps, None)
         with progress.bar(f"epoch {epoch}", self._epoch_steps, estimated=True) as bar:
-            for kind, batch in self.epoch_batches(corpus, epoch, rng):
-                interrupts.check()
+            for kind, batch in batches:
+                self._check_stop(midway if every else None, epoch, totals, started)
                 step = StepResult.from_outputs(self.train_step(batch, kind))
                 if not step.finite:
                     raise UserError(f"training diverged: loss or gradient is not finite at epoch {epoch}, "
                                     f"step {totals.steps + 1}; the best weights so far are in {best_dir}")
                 totals.add(step)
-                loss += step.loss
-                bar.update(totals.steps, {"mean loss": loss / totals.steps})
+                bar.update(totals.steps, {"mean loss": totals.mean("loss")})
+                if every and totals.steps % every == 0:
+                    midway.save(epoch, totals, time.time() - started)
         self._epoch_steps = totals.steps
         self.model.on_epoch_end(epoch, rng)
         return totals.epoch(time.time() - started)
+
+    @staticmethod
+    def _check_stop(midway, epoch, totals, started):
+        """``interrupts.check()``; with a ``midway``, a stop saves the position first, unless the
+        last one saved is this one."""
+        try:
+            interrupts.check()
+        except KeyboardInterrupt:
+            if midway and totals.steps and (midway.saved is None or midway.saved.steps != totals.steps):
+                midway.save(epoch, totals, time.time() - started)
+            raise

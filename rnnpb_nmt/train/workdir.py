@@ -5,6 +5,7 @@
     best/                TensorFlow checkpoint of the best dev epoch's weights (and PB tables)
     state/               the last epoch's full training state (with optimiser slots), for resuming
     epochs/              with --keep_checkpoints: some finished epochs' weights, for --average_checkpoints
+    mid_epoch/           with --save_every_steps: the state and position after a step inside an epoch
     training_stats.json  per-epoch train/dev perplexity, loss terms and seconds, early-stopping state
     logs/                TensorBoard event files of training
     test_trans.txt testing_stats.json   written by --do_testing
@@ -28,6 +29,7 @@ from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import lock, loop
 from rnnpb_nmt.train.checkpoints import EPOCHS, RunCheckpoints
+from rnnpb_nmt.train.mid_epoch import MID_EPOCH
 
 
 class WorkingDir:
@@ -38,7 +40,7 @@ class WorkingDir:
     VOCABULARIES = ("vocab1.txt", "vocab2.txt")
     # What training writes beside hparams.json: a directory holding any of them without hparams.json
     # is neither a run to resume nor an empty place for a new one (a new run would overwrite them).
-    RUN_FILES = (*VOCABULARIES, run_stats.STATS, "best", "state", EPOCHS)
+    RUN_FILES = (*VOCABULARIES, run_stats.STATS, "best", "state", EPOCHS, MID_EPOCH)
 
     def __init__(self, path):
         self.path = path
