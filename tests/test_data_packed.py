@@ -1,0 +1,168 @@
+"""The packed corpus (issue 91): the same ids, vocabularies, sizes and batches as the lists of
+per-sentence arrays it replaces, and its cache in a run's prepared/ directory."""
+
+import collections
+
+import numpy as np
+import pytest
+
+from helpers import tiny_config
+from rnnpb_nmt.data import corpus
+from rnnpb_nmt.data.dataset import (encode_all, evaluation_batches, make_dataset, padded_lengths, read_sentences,
+                                    token_batches)
+from rnnpb_nmt.data.packed import Draft, PackedSentences, gather
+from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.errors import UserError
+
+SENTENCES = [["b", "a", "b"], ["c"], ["d", "c", "a", "e"], ["e", "b"], ["a"]]
+
+
+def packed(sentences, vocab):
+    return Draft(iter(sentences)).encode(vocab)
+
+
+def reference_vocabulary(sentences, max_size=None):
+    """Vocabulary.build as it was before issue 91: counts, ties by first occurrence."""
+    counts = collections.Counter(w for s in sentences for w in s)
+    order = {}
+    for s in sentences:
+        for w in s:
+            order.setdefault(w, len(order))
+    words = sorted(counts, key=lambda w: (-counts[w], order[w]))
+    return Vocabulary(words[:max_size] if max_size is not None else words)
+
+
+def reference_load(files, config, vocabularies=None):
+    """corpus.load as it was before issue 91: every file a list of token lists, then encoded."""
+    train1, train2, dev1, dev2 = (read_sentences(files[name]) for name in ("train_set1", "train_set2", "dev_set1", "dev_set2"))
+    vocab1, vocab2 = vocabularies or (Vocabulary.build(train1, config.data.vocab1_max), None)
+    vocab2 = vocab2 or (vocab1 if config.model.autoencode else Vocabulary.build(train2, config.data.vocab2_max))
+    mono = {side: encode_all(vocab1 if side == 1 else vocab2, read_sentences(files[f"mono_set{side}"]))
+            for side in (1, 2) if files.get(f"mono_set{side}")}
+    return corpus.Corpus(vocab1, vocab2, encode_all(vocab1, train1), encode_all(vocab2, train2),
+                         encode_all(vocab1, dev1), encode_all(vocab2, dev2), mono.get(1), mono.get(2))
+
+
+def files_of(demo_data, **extra):
+    files = {f"{kind}_set{side}": str(demo_data / f"{kind}.{lang}")
+             for kind in ("train", "dev") for side, lang in ((1, "en"), (2, "de"))}
+    return dict(files, **extra)
+
+
+def assert_same_sentences(got, expected):
+    assert len(got) == len(expected)
+    assert all(g.dtype == np.int32 and np.array_equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+def assert_same_corpus(got, expected):
+    assert got.vocab1.itos == expected.vocab1.itos and got.vocab2.itos == expected.vocab2.itos
+    assert (got.vocab1 is got.vocab2) == (expected.vocab1 is expected.vocab2)
+    for name in ("train_src", "train_tgt", "dev_src", "dev_tgt", "mono1", "mono2"):
+        if getattr(expected, name) is None:
+            assert getattr(got, name) is None
+        else:
+            assert_same_sentences(getattr(got, name), getattr(expected, name))
+    assert got.sizes() == expected.sizes()
+
+
+def first_batches(loaded, count=3):
+    order = np.random.default_rng(5).permutation(len(loaded.train_src)).astype(np.int32)
+    bucketed = make_dataset(loaded.train_src, loaded.train_tgt, batch_size=16, order=order, bucket=True)
+    batches = token_batches(padded_lengths(loaded.train_src, loaded.train_tgt), order, 200, 1, np.random.default_rng(5))
+    by_tokens = make_dataset(loaded.train_src, loaded.train_tgt, batches=batches)
+    return [{k: v.numpy() for k, v in b.items()} for ds in (bucketed, by_tokens) for b in list(ds)[:count]]
+
+
+def test_packed_sentences_behave_as_the_list_of_arrays():
+    vocab = Vocabulary.build(SENTENCES)
+    as_list, as_packed = encode_all(vocab, SENTENCES), packed(SENTENCES, vocab)
+    assert len(as_packed) == len(as_list) and list(as_packed.lengths) == [len(s) for s in as_list]
+    assert_same_sentences(list(as_packed), as_list)
+    assert_same_sentences([as_packed[-1], as_packed[np.int64(2)]], [as_list[-1], as_list[2]])
+    assert_same_sentences(list(as_packed[1:4]), as_list[1:4])
+    assert len(as_packed[4:2]) == 0
+    with pytest.raises(IndexError):
+        as_packed[5]
+    indices = [4, 0, 2, 2]
+    for sentences in (as_list, as_packed):
+        flat, lengths = gather(sentences, indices)
+        assert list(lengths) == [len(as_list[i]) for i in indices]
+        assert np.array_equal(flat, np.concatenate([as_list[i] for i in indices]))
+
+
+def test_saved_packed_sentences_load_memory_mapped_and_a_damaged_file_is_a_one_line_error(tmp_path):
+    vocab = Vocabulary.build(SENTENCES)
+    packed(SENTENCES, vocab).save(str(tmp_path / "train"))
+    loaded = PackedSentences.load(str(tmp_path / "train"))
+    assert isinstance(loaded.ids, np.memmap)
+    assert_same_sentences(list(loaded), encode_all(vocab, SENTENCES))
+    np.save(tmp_path / "train.offsets.npy", np.array([0, 3, 99], np.int64))
+    with pytest.raises(UserError, match=r"train.offsets.npy: corrupted \(does not match .*train.ids.npy\)$"):
+        PackedSentences.load(str(tmp_path / "train"))
+    (tmp_path / "train.ids.npy").write_bytes(b"not numpy")
+    with pytest.raises(UserError, match=r"train.ids.npy: corrupted \("):
+        PackedSentences.load(str(tmp_path / "train"))
+
+
+@pytest.mark.parametrize("max_size", [None, 1, 3, 100])
+def test_a_vocabulary_from_streamed_counts_is_the_one_built_from_the_sentences(max_size):
+    # Ties everywhere: a, b, c twice each after the first sentence, in another order of first occurrence.
+    sentences = SENTENCES + [["c", "c", "d"], ["<unk>", "f", "e"]]
+    expected = reference_vocabulary(sentences, max_size).itos
+    assert Vocabulary.build(sentences, max_size).itos == expected
+    assert Vocabulary.from_counts(Draft(iter(sentences)).counts(), max_size).itos == expected
+
+
+@pytest.mark.parametrize("settings", [{}, {"vocab1_max": 30, "vocab2_max": 25}, {"autoencode": True}, {"mono": True}])
+def test_the_packed_corpus_is_the_one_of_lists(demo_data, tmp_path, settings):
+    settings = dict(settings)
+    files = files_of(demo_data, **({"mono_set1": str(demo_data / "test.en"), "mono_set2": str(demo_data / "test.de")}
+                                   if settings.pop("mono", False) else {}))
+    config = tiny_config(**settings)
+    expected = reference_load(files, config)
+    for cache in (None, str(tmp_path / "prepared"), str(tmp_path / "prepared")):  # the last a cache hit
+        loaded = corpus.load(files, config, cache=cache)
+        assert_same_corpus(loaded, expected)
+        assert isinstance(loaded.train_src, PackedSentences)
+        for got, wanted in zip(first_batches(loaded), first_batches(expected), strict=True):
+            assert got.keys() == wanted.keys() and all(np.array_equal(got[k], wanted[k]) for k in got)
+        evaluated = evaluation_batches(loaded.train_src[:50], loaded.train_tgt[:50], 16)
+        wanted = evaluation_batches(expected.train_src[:50], expected.train_tgt[:50], 16)
+        assert all(np.array_equal(g[k], w[k]) for g, w in zip(evaluated, wanted, strict=True) for k in g)
+
+
+def test_a_resumed_run_reads_no_text_and_a_changed_file_or_vocabulary_is_read_again(demo_data, tmp_path):
+    files, config, cache = files_of(demo_data), tiny_config(), str(tmp_path / "prepared")
+    first = corpus.load(files, config, cache=cache)
+    vocabularies = (first.vocab1, first.vocab2)
+
+    def no_reading(path, side):
+        raise AssertionError(f"{path} read again")
+    resumed = corpus.load(files, config, vocabularies, read=no_reading, cache=cache)
+    assert_same_corpus(resumed, reference_load(files, config))
+    assert resumed.vocab1 is first.vocab1  # the run's own vocabularies, not copies
+    with pytest.raises(AssertionError, match="read again"):  # other settings: another key
+        corpus.load(files, tiny_config(vocab1_max=10), read=no_reading, cache=cache)
+    with pytest.raises(AssertionError, match="read again"):  # other vocabularies
+        corpus.load(files, config, (Vocabulary.build(SENTENCES), first.vocab2), read=no_reading, cache=cache)
+    changed, lines = dict(files, dev_set2=str(tmp_path / "dev.de")), (demo_data / "dev.de").read_text(encoding="utf-8")
+    (tmp_path / "dev.de").write_text(lines, encoding="utf-8")
+    before = corpus.load(changed, config, vocabularies, cache=cache)
+    (tmp_path / "dev.de").write_text("Hund " + lines, encoding="utf-8")  # a changed file: read again
+    after = corpus.load(changed, config, vocabularies, cache=cache)
+    assert list(after.dev_tgt[0]) == first.vocab2.encode(["Hund"]) + list(before.dev_tgt[0])
+    with open(tmp_path / "dev.de", "a", encoding="utf-8") as f:
+        f.write("ein Satz mehr\n")
+    with pytest.raises(UserError, match=r"dev.en has \d+ lines but .*dev.de has \d+: parallel files must be line-aligned$"):
+        corpus.load(changed, config, vocabularies, cache=cache)
+
+
+def test_the_streamed_corpus_reports_the_errors_the_lists_did_in_the_same_order(demo_data, tmp_path):
+    bad = tmp_path / "train.de"
+    bad.write_bytes((demo_data / "train.de").read_bytes().replace(b"\n", b"\n\xff", 1))
+    files = dict(files_of(demo_data), train_set2=str(bad), dev_set1=str(tmp_path / "missing.en"))
+    for load in (reference_load, corpus.load):
+        with pytest.raises(UserError, match=r"train.de:2: not valid UTF-8 \(byte 0\)$"):
+            load(files, tiny_config())
+    with pytest.raises(UserError, match="--p_mono > 0 needs --mono_set1 and/or --mono_set2"):
+        corpus.load(files_of(demo_data), tiny_config(p_mono=0.5))
