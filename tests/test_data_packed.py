@@ -120,8 +120,13 @@ def test_the_packed_corpus_is_the_one_of_lists(demo_data, tmp_path, settings):
                                    if settings.pop("mono", False) else {}))
     config = tiny_config(**settings)
     expected = reference_load(files, config)
-    for cache in (None, str(tmp_path / "prepared"), str(tmp_path / "prepared")):  # the last a cache hit
-        loaded = corpus.load(files, config, cache=cache)
+    for kept in (False, True, True):  # read, then kept in prepared/ and memory-mapped, then read from there
+        prepared = corpus.Prepared(str(tmp_path / "prepared"), files, config)
+        loaded = corpus.load(files, config, prepared=prepared)
+        assert_same_corpus(loaded, expected)
+        if kept:
+            prepared.save()
+            assert isinstance(loaded.train_tgt.ids, np.memmap)
         assert_same_corpus(loaded, expected)
         assert isinstance(loaded.train_src, PackedSentences)
         for got, wanted in zip(first_batches(loaded), first_batches(expected), strict=True):
@@ -132,29 +137,35 @@ def test_the_packed_corpus_is_the_one_of_lists(demo_data, tmp_path, settings):
 
 
 def test_a_resumed_run_reads_no_text_and_a_changed_file_or_vocabulary_is_read_again(demo_data, tmp_path):
-    files, config, cache = files_of(demo_data), tiny_config(), str(tmp_path / "prepared")
-    first = corpus.load(files, config, cache=cache)
+    files, config, directory = files_of(demo_data), tiny_config(), str(tmp_path / "prepared")
+
+    def load(files, config, vocabularies=None, read=None):
+        prepared = corpus.Prepared(directory, files, config)
+        loaded = corpus.load(files, config, vocabularies, read=read, prepared=prepared)
+        prepared.save()
+        return loaded
+    first = load(files, config)
     vocabularies = (first.vocab1, first.vocab2)
 
     def no_reading(path, side):
         raise AssertionError(f"{path} read again")
-    resumed = corpus.load(files, config, vocabularies, read=no_reading, cache=cache)
+    resumed = load(files, config, vocabularies, read=no_reading)
     assert_same_corpus(resumed, reference_load(files, config))
     assert resumed.vocab1 is first.vocab1  # the run's own vocabularies, not copies
     with pytest.raises(AssertionError, match="read again"):  # other settings: another key
-        corpus.load(files, tiny_config(vocab1_max=10), read=no_reading, cache=cache)
+        load(files, tiny_config(vocab1_max=10), read=no_reading)
     with pytest.raises(AssertionError, match="read again"):  # other vocabularies
-        corpus.load(files, config, (Vocabulary.build(SENTENCES), first.vocab2), read=no_reading, cache=cache)
+        load(files, config, (Vocabulary.build(SENTENCES), first.vocab2), read=no_reading)
     changed, lines = dict(files, dev_set2=str(tmp_path / "dev.de")), (demo_data / "dev.de").read_text(encoding="utf-8")
     (tmp_path / "dev.de").write_text(lines, encoding="utf-8")
-    before = corpus.load(changed, config, vocabularies, cache=cache)
+    before = load(changed, config, vocabularies)
     (tmp_path / "dev.de").write_text("Hund " + lines, encoding="utf-8")  # a changed file: read again
-    after = corpus.load(changed, config, vocabularies, cache=cache)
+    after = load(changed, config, vocabularies)
     assert list(after.dev_tgt[0]) == first.vocab2.encode(["Hund"]) + list(before.dev_tgt[0])
     with open(tmp_path / "dev.de", "a", encoding="utf-8") as f:
         f.write("ein Satz mehr\n")
     with pytest.raises(UserError, match=r"dev.en has \d+ lines but .*dev.de has \d+: parallel files must be line-aligned$"):
-        corpus.load(changed, config, vocabularies, cache=cache)
+        load(changed, config, vocabularies)
 
 
 def test_the_streamed_corpus_reports_the_errors_the_lists_did_in_the_same_order(demo_data, tmp_path):

@@ -44,26 +44,50 @@ class Corpus:
                 "num_mono2": len(self.mono2 or []), **longest}
 
 
-def load(files, config, vocabularies=None, read=None, cache=None, fingerprint=None):
+def load(files, config, vocabularies=None, read=None, prepared=None):
     """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only
     (or are given, when a run resumes). ``read(path, side)`` gives a file's sentences as symbol
     lists of side 1 or 2, one at a time (default: its whitespace-separated tokens).
 
-    With --autoencode both sides are the same language and share one vocabulary. ``cache`` (a
-    directory, or None) keeps the encoded corpus for the next load of the same files (paths, sizes
-    and modification times) with the same settings (--vocab1_max, --vocab2_max, --autoencode and
-    ``fingerprint``, a JSON-able value of the caller's: what else changes the symbols).
+    With --autoencode both sides are the same language and share one vocabulary. ``prepared`` (a
+    ``Prepared``, or None) gives the corpus kept for these files and settings, memory-mapped, when
+    there is one; otherwise the files are read, and ``prepared.save()`` keeps what was read.
     """
-    key = _key(files, config, fingerprint) if cache else None
-    loaded = _cached(cache, key, vocabularies) if cache else None
+    loaded = prepared.read(vocabularies) if prepared else None
     if loaded is None:
         loaded = _read(files, config, vocabularies, read or (lambda path, side: iter_sentences(path)))
-        if cache:
-            _save(loaded, cache, key)
-            loaded = _cached(cache, key, vocabularies)
+        if prepared:
+            prepared.unsaved = loaded
     if config.training.p_mono > 0 and loaded.mono1 is None and loaded.mono2 is None:
         raise UserError("--p_mono > 0 needs --mono_set1 and/or --mono_set2")
     return loaded
+
+
+class Prepared:
+    """A directory (a run's ``prepared/``) that keeps the encoded corpus of the files (their paths,
+    sizes and modification times) for the next load with the same settings (--vocab1_max,
+    --vocab2_max, --autoencode and ``fingerprint``, a JSON-able value of the caller's: what else
+    changes the symbols). Written by ``save`` only, once the run is under way, so that a start that
+    fails leaves nothing behind."""
+
+    def __init__(self, directory, files, config, fingerprint=None):
+        self.directory, self.key, self.unsaved = directory, _key(files, config, fingerprint), None
+
+    def read(self, vocabularies=None):
+        """The corpus kept for this key (memory-mapped), or None: none kept, another key, or
+        vocabularies other than the ``vocabularies`` given."""
+        return _cached(self.directory, self.key, vocabularies)
+
+    def save(self):
+        """Keep the corpus ``load`` read from the files (nothing when it came from here); its training
+        and monolingual sentences are then the kept ones, memory-mapped, in place of those in memory."""
+        if self.unsaved is None:
+            return
+        _save(self.unsaved, self.directory, self.key)
+        kept = self.read()
+        for name in ("train_src", "train_tgt", "mono1", "mono2"):
+            setattr(self.unsaved, name, getattr(kept, name))
+        self.unsaved = None
 
 
 def _read(files, config, vocabularies, read):

@@ -68,6 +68,7 @@ class TranslationTask(Task):
     def __init__(self, config=None, home=None):
         super().__init__(config, home)
         self.text = TextPipeline.of(config.data, home) if config else TextPipeline()
+        self.prepared = None  # the run's prepared/ once load_corpus has read the data
 
     def derived(self, data_files, loaded):
         """The corpus's sizes and the languages the training files' names end with."""
@@ -95,15 +96,18 @@ class TranslationTask(Task):
 
         fingerprint = {"tokenize": self.text.tokenize_mode, "languages": languages, "subword": self.text.subword,
                        "models": [hashlib.sha256(m).hexdigest() if m else None for m in self.text.models]}
-        loaded = corpus.load(data_files, config, vocabularies, read=read, fingerprint=fingerprint,
-                             cache=os.path.join(self.home, PREPARED) if self.home else None)
+        self.prepared = corpus.Prepared(os.path.join(self.home, PREPARED), data_files, config, fingerprint) \
+            if self.home else None
+        loaded = corpus.load(data_files, config, vocabularies, read=read, prepared=self.prepared)
         if self.text.tokenize_mode == "pretokenized" and glued.looks_untokenized():
             _warn_untokenized(train1)
         return loaded
 
     def save(self, home):
-        """The subword models, if the run has them."""
+        """The subword models, if the run has them, and the corpus read, prepared for a resumed run."""
         self.text.save(home)
+        if self.prepared:
+            self.prepared.save()
 
     def read_test(self, test_set, reference, target_language):
         """(source sentences, reference sentences or None, the reference's path or None), as the
