@@ -2,6 +2,7 @@
 per-sentence arrays it replaces, and its cache in a run's prepared/ directory."""
 
 import collections
+import os
 
 import numpy as np
 import pytest
@@ -177,3 +178,18 @@ def test_the_streamed_corpus_reports_the_errors_the_lists_did_in_the_same_order(
             load(files, tiny_config())
     with pytest.raises(UserError, match="--p_mono > 0 needs --mono_set1 and/or --mono_set2"):
         corpus.load(files_of(demo_data), tiny_config(p_mono=0.5))
+
+
+@pytest.mark.parametrize("damage", ["key.json", "vocab2.txt", "train_set2.ids.npy", "train_set1.offsets.npy"])
+def test_a_damaged_prepared_corpus_is_prepared_again_from_the_text(demo_data, tmp_path, damage):
+    files, config, directory = files_of(demo_data), tiny_config(), tmp_path / "prepared"
+    prepared = corpus.Prepared(str(directory), files, config)
+    corpus.load(files, config, prepared=prepared)
+    prepared.save()
+    with open(directory / damage, "r+b") as f:  # cut short
+        f.truncate(os.path.getsize(directory / damage) // 2)
+    again = corpus.Prepared(str(directory), files, config)
+    assert again.read() is None
+    assert_same_corpus(corpus.load(files, config, prepared=again), reference_load(files, config))
+    again.save()
+    assert_same_corpus(corpus.Prepared(str(directory), files, config).read(), reference_load(files, config))

@@ -8,6 +8,7 @@ run reads no text.
 """
 
 import dataclasses
+import hashlib
 import json
 import os
 
@@ -20,7 +21,7 @@ from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 
 PREPARED_FORMAT = 1  # of the cache's files; a change makes older caches misses
-KEY = "key.json"  # written last: a cache without it (or with another key) is not used
+KEY = "key.json"  # written last: a cache without it (or with another key) is not used; the vocabularies' hashes
 SETS = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
 
 
@@ -75,8 +76,12 @@ class Prepared:
 
     def read(self, vocabularies=None):
         """The corpus kept for this key (memory-mapped), or None: none kept, another key, or
-        vocabularies other than the ``vocabularies`` given."""
-        return _cached(self.directory, self.key, vocabularies)
+        vocabularies other than the ``vocabularies`` given, or a damaged file (the corpus is then
+        prepared again from the text files: nothing here is anything but a copy of them)."""
+        try:
+            return _cached(self.directory, self.key, vocabularies)
+        except UserError:
+            return None
 
     def save(self):
         """Keep the corpus ``load`` read from the files (nothing when it came from here); its training
@@ -130,10 +135,15 @@ def _cached(cache, key, vocabularies):
     """The corpus kept in ``cache`` for ``key`` (memory-mapped), or None: none kept, another key, or
     vocabularies other than the ``vocabularies`` given."""
     path = os.path.join(cache, KEY)
-    if not os.path.isfile(path) or read_json_object(path) != key:
+    if not os.path.isfile(path):
+        return None
+    kept = read_json_object(path)
+    if kept.get("key") != key:
         return None
     vocabs = [Vocabulary.load(os.path.join(cache, f"vocab{side}.txt")) for side in (1, 2)]
-    if vocabularies and [v.itos for v in vocabularies] != [v.itos for v in vocabs]:
+    if kept.get("vocabularies") != _fingerprints(vocabs):
+        raise UserError(f"{cache}: corrupted (the vocabularies are not those the corpus was encoded with)")
+    if vocabularies and _fingerprints(vocabularies) != _fingerprints(vocabs):
         return None
     vocabs = list(vocabularies or vocabs)
     if key["autoencode"]:
@@ -155,7 +165,11 @@ def _save(loaded, cache, key):
     sets = dict(zip(SETS, (loaded.train_src, loaded.train_tgt, loaded.dev_src, loaded.dev_tgt, loaded.mono1, loaded.mono2)))
     for name in key["files"]:
         _packed(sets[name]).save(os.path.join(cache, name))
-    write_json(path, key)
+    write_json(path, {"key": key, "vocabularies": _fingerprints((loaded.vocab1, loaded.vocab2))})
+
+
+def _fingerprints(vocabularies):
+    return [hashlib.sha256("\n".join(v.itos).encode("utf-8")).hexdigest() for v in vocabularies]
 
 
 def _packed(sentences):
