@@ -6,12 +6,13 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from helpers import tiny_config
 from rnnpb_nmt.data import corpus
-from rnnpb_nmt.data.dataset import (encode_all, evaluation_batches, make_dataset, padded_lengths, read_sentences,
-                                    token_batches)
-from rnnpb_nmt.data.packed import Draft, PackedSentences, gather
+from rnnpb_nmt.data.dataset import (BUCKET_BOUNDARIES, encode_all, evaluation_batches, make_dataset, padded_lengths,
+                                    read_sentences, token_batches)
+from rnnpb_nmt.data.packed import Draft, PackedSentences, tensors
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 
@@ -66,11 +67,31 @@ def assert_same_corpus(got, expected):
     assert got.sizes() == expected.sizes()
 
 
-def first_batches(loaded, count=3):
+def reference_dataset(src, tgt, batch_size=16, order=None, bucket=True, batches=None):
+    """make_dataset as it was before issue 91 (bucketed, or of given batches): the sentences of an
+    epoch gathered into ragged columns."""
+    def columns(indices):
+        ragged = {k: tf.RaggedTensor.from_row_lengths(np.concatenate([side[i] for i in indices]), [len(side[i]) for i in indices])
+                  for k, side in (("src", src), ("tgt", tgt))}
+        return {"index": tf.constant(indices, tf.int32), **ragged}
+
+    def dense(example):
+        return {k: v.to_tensor(0) if isinstance(v, tf.RaggedTensor) else v for k, v in example.items()}
+    if batches is not None:
+        sizes, flat = [len(b) for b in batches], np.concatenate(batches).astype(np.int32)
+        return tf.data.Dataset.from_tensor_slices({k: tf.RaggedTensor.from_row_lengths(v, sizes)
+                                                   for k, v in columns(flat).items()}).map(dense)
+    shapes, values = {"index": [], "src": [None], "tgt": [None]}, {k: np.int32(0) for k in ("index", "src", "tgt")}
+    return tf.data.Dataset.from_tensor_slices(columns(order)).map(dense).bucket_by_sequence_length(
+        lambda ex: tf.reduce_max([tf.shape(ex["src"])[0], tf.shape(ex["tgt"])[0]]), BUCKET_BOUNDARIES,
+        [batch_size] * (len(BUCKET_BOUNDARIES) + 1), padded_shapes=shapes, padding_values=values)
+
+
+def first_batches(loaded, make=make_dataset, count=3):
     order = np.random.default_rng(5).permutation(len(loaded.train_src)).astype(np.int32)
-    bucketed = make_dataset(loaded.train_src, loaded.train_tgt, batch_size=16, order=order, bucket=True)
+    bucketed = make(loaded.train_src, loaded.train_tgt, batch_size=16, order=order, bucket=True)
     batches = token_batches(padded_lengths(loaded.train_src, loaded.train_tgt), order, 200, 1, np.random.default_rng(5))
-    by_tokens = make_dataset(loaded.train_src, loaded.train_tgt, batches=batches)
+    by_tokens = make(loaded.train_src, loaded.train_tgt, batches=batches)
     return [{k: v.numpy() for k, v in b.items()} for ds in (bucketed, by_tokens) for b in list(ds)[:count]]
 
 
@@ -84,11 +105,9 @@ def test_packed_sentences_behave_as_the_list_of_arrays():
     assert len(as_packed[4:2]) == 0
     with pytest.raises(IndexError):
         as_packed[5]
-    indices = [4, 0, 2, 2]
-    for sentences in (as_list, as_packed):
-        flat, lengths = gather(sentences, indices)
-        assert list(lengths) == [len(as_list[i]) for i in indices]
-        assert np.array_equal(flat, np.concatenate([as_list[i] for i in indices]))
+    for sentences in (as_list, as_packed, as_packed[1:4]):
+        table = tensors(sentences)
+        assert table.to_list() == [list(s) for s in sentences] and table.dtype == tf.int32
 
 
 def test_saved_packed_sentences_load_memory_mapped_and_a_damaged_file_is_a_one_line_error(tmp_path):
@@ -130,7 +149,7 @@ def test_the_packed_corpus_is_the_one_of_lists(demo_data, tmp_path, settings):
             assert isinstance(loaded.train_tgt.ids, np.memmap)
         assert_same_corpus(loaded, expected)
         assert isinstance(loaded.train_src, PackedSentences)
-        for got, wanted in zip(first_batches(loaded), first_batches(expected), strict=True):
+        for got, wanted in zip(first_batches(loaded), first_batches(expected, reference_dataset), strict=True):
             assert got.keys() == wanted.keys() and all(np.array_equal(got[k], wanted[k]) for k in got)
         evaluated = evaluation_batches(loaded.train_src[:50], loaded.train_tgt[:50], 16)
         wanted = evaluation_batches(expected.train_src[:50], expected.train_tgt[:50], 16)

@@ -84,22 +84,20 @@ def encode_all(vocab, sentences):
     return [np.array(vocab.encode(s) + [END_ID], dtype=np.int32) for s in sentences]
 
 
-def _ragged(sentences, indices):
-    return tf.RaggedTensor.from_row_lengths(*packed.gather(sentences, indices))
+def _examples(src, tgt, indices):
+    """A dataset of the ``index``, ``src`` (and ``tgt``) of the sentences numbered ``indices`` (a
+    vector: one example each, in that order; a ragged matrix: one example of a batch each, the
+    sentences padded with ``<pad>``). Each side's sentences are in memory once, as the ragged tensor
+    ``packed.tensors`` keeps, and each example is looked up in it as it is taken."""
+    tables = {"src": packed.tensors(src), **({"tgt": packed.tensors(tgt)} if tgt is not None else {})}
 
-
-def _columns(src, tgt, indices):
-    """The ``index``, ``src`` (and ``tgt``) columns of the sentences numbered ``indices``, in that order;
-    the sentences as ragged rows."""
-    columns = {"index": tf.constant(indices, tf.int32), "src": _ragged(src, indices)}
-    if tgt is not None:
-        columns["tgt"] = _ragged(tgt, indices)
-    return columns
-
-
-def _dense(example):
-    # Slices of a ragged column are ragged; a batch is dense, padded with <pad>.
-    return {k: v.to_tensor(PAD_ID) if isinstance(v, tf.RaggedTensor) else v for k, v in example.items()}
+    def example(index):
+        if index.shape.rank == 0:
+            rows = {k: table.values[table.row_splits[index]:table.row_splits[index + 1]] for k, table in tables.items()}
+        else:
+            rows = {k: tf.gather(table, index).to_tensor(PAD_ID) for k, table in tables.items()}
+        return {"index": index, **rows}
+    return tf.data.Dataset.from_tensor_slices(indices).map(example)
 
 
 def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches=None):
@@ -112,16 +110,13 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches
     ``token_batches`` makes) gives the batches themselves, in their order, instead.
     """
     if batches is not None:
-        sizes = [len(b) for b in batches]
-        columns = _columns(src, tgt, np.concatenate(batches).astype(np.int32) if batches else np.zeros([0], np.int32))
-        ds = tf.data.Dataset.from_tensor_slices({k: tf.RaggedTensor.from_row_lengths(v, sizes)
-                                                 for k, v in columns.items()})
-        return ds.map(_dense).prefetch(tf.data.AUTOTUNE)
+        flat = np.concatenate(batches).astype(np.int32) if batches else np.zeros([0], np.int32)
+        ds = _examples(src, tgt, tf.RaggedTensor.from_row_lengths(flat, [len(b) for b in batches]))
+        return ds.prefetch(tf.data.AUTOTUNE)
     indices = np.arange(len(src), dtype=np.int32) if order is None else np.asarray(order, np.int32)
-    columns = _columns(src, tgt, indices)
-    ds = tf.data.Dataset.from_tensor_slices(columns).map(_dense)
-    padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
-    padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
+    ds = _examples(src, tgt, indices)
+    padded_shapes = {k: ([] if k == "index" else [None]) for k in ds.element_spec}
+    padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in ds.element_spec}
     if bucket:
         # Batches of similar lengths waste less time on padding; the order stays random.
         ds = ds.bucket_by_sequence_length(

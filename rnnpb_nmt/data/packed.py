@@ -13,6 +13,7 @@ provisional ids to the vocabulary's, which ``counts()`` builds.
 """
 
 import array
+import weakref
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from rnnpb_nmt.data.files import atomic_file
 from rnnpb_nmt.data.vocabulary import END_ID, UNK_ID
 from rnnpb_nmt.errors import UserError
 
-GATHER_CHUNK = 1 << 16  # sentences gathered at a time: bounds the index arrays a gather makes
+COUNT_CHUNK = 1 << 20  # ids counted at a time: bounds the temporary arrays of counting
 
 
 class PackedSentences:
@@ -52,20 +53,6 @@ class PackedSentences:
     def lengths(self):
         """Every sentence's length (``<end>`` included), int64."""
         return np.diff(self.offsets)
-
-    def gather(self, indices):
-        """(the ids of the sentences numbered ``indices``, in that order, one after another; their
-        lengths), without a Python object per sentence."""
-        indices = np.asarray(indices, np.int64)
-        starts, lengths = self.offsets[indices], self.offsets[indices + 1] - self.offsets[indices]
-        flat, done = np.empty(int(lengths.sum()), np.int32), 0
-        for k in range(0, len(indices), GATHER_CHUNK):
-            chunk_starts, chunk_lengths = starts[k:k + GATHER_CHUNK], lengths[k:k + GATHER_CHUNK]
-            size = int(chunk_lengths.sum())
-            within = np.arange(size) - np.repeat(np.cumsum(chunk_lengths) - chunk_lengths, chunk_lengths)
-            flat[done:done + size] = self.ids[np.repeat(chunk_starts, chunk_lengths) + within]
-            done += size
-        return flat, lengths
 
     def save(self, prefix):
         """Write ``<prefix>.ids.npy`` and ``<prefix>.offsets.npy``, each atomically."""
@@ -100,13 +87,27 @@ def lengths(sentences):
     return np.array([len(s) for s in sentences], np.int64)
 
 
-def gather(sentences, indices):
-    """``PackedSentences.gather`` for a ``PackedSentences`` or a list of id arrays."""
-    if isinstance(sentences, PackedSentences):
-        return sentences.gather(indices)
-    chosen = [sentences[i] for i in indices]
-    flat = np.concatenate(chosen) if chosen else np.zeros([0], np.int32)
-    return flat, np.array([len(s) for s in chosen], np.int64)
+def tensors(sentences):
+    """Encoded sentences (a ``PackedSentences`` or a list of id arrays) as one ``tf.RaggedTensor``
+    (int32 rows), made once for a ``PackedSentences`` (kept as long as it lives): a corpus is in
+    TensorFlow's memory once, however many epochs make datasets of it."""
+    if not isinstance(sentences, PackedSentences):
+        return _ragged(sentences)
+    if sentences not in _TENSORS:
+        _TENSORS[sentences] = _ragged(sentences)
+    return _TENSORS[sentences]
+
+
+_TENSORS = weakref.WeakKeyDictionary()
+
+
+def _ragged(sentences):
+    import tensorflow as tf  # here: reading and preparing a corpus does not need TensorFlow
+
+    splits = np.concatenate([[0], np.cumsum(lengths(sentences))])
+    ids = sentences.ids[sentences.offsets[0]:sentences.offsets[-1]] if isinstance(sentences, PackedSentences) \
+        else np.concatenate(list(sentences) or [np.zeros([0], np.int32)])
+    return tf.RaggedTensor.from_row_splits(tf.constant(ids, tf.int32), splits, validate=False)
 
 
 class Draft:
@@ -129,8 +130,8 @@ class Draft:
         """{word: occurrences}, words in order of first occurrence (what ``Vocabulary.from_counts``
         takes)."""
         counts = np.zeros(len(self.words), np.int64)
-        for k in range(0, len(self.ids), GATHER_CHUNK * 16):
-            chunk = self.ids[k:k + GATHER_CHUNK * 16]
+        for k in range(0, len(self.ids), COUNT_CHUNK):
+            chunk = self.ids[k:k + COUNT_CHUNK]
             counts += np.bincount(chunk[chunk >= 0], minlength=len(self.words))
         return dict(zip(self.words, counts.tolist()))
 
