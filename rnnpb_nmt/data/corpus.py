@@ -16,7 +16,7 @@ import numpy as np
 
 from rnnpb_nmt.data.dataset import check_aligned, iter_sentences
 from rnnpb_nmt.data.files import read_json_object, write_json, writing
-from rnnpb_nmt.data.packed import Draft, PackedSentences, lengths
+from rnnpb_nmt.data.packed import Draft, PackedSentences, lengths, pack
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 
@@ -164,17 +164,9 @@ def _save(loaded, cache, key):
         vocab.save(os.path.join(cache, f"vocab{side}.txt"))
     sets = dict(zip(SETS, (loaded.train_src, loaded.train_tgt, loaded.dev_src, loaded.dev_tgt, loaded.mono1, loaded.mono2)))
     for name in key["files"]:
-        _packed(sets[name]).save(os.path.join(cache, name))
+        pack(sets[name]).save(os.path.join(cache, name))
     write_json(path, {"key": key, "vocabularies": _fingerprints((loaded.vocab1, loaded.vocab2))})
 
 
 def _fingerprints(vocabularies):
     return [hashlib.sha256("\n".join(v.itos).encode("utf-8")).hexdigest() for v in vocabularies]
-
-
-def _packed(sentences):
-    """A ``PackedSentences`` of encoded sentences (one already, or a list of id arrays)."""
-    if isinstance(sentences, PackedSentences):
-        return sentences
-    offsets = np.concatenate([[0], np.cumsum(lengths(sentences))]).astype(np.int64)
-    return PackedSentences(np.concatenate(sentences).astype(np.int32), offsets)

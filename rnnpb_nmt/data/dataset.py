@@ -205,6 +205,7 @@ def evaluation_batches(src, tgt=None, batch_size=256, max_padding=0.2, min_batch
     it pays for padding hundreds of times: the 256-sentence dev sets padded to their longest
     sentence were half padding. ``index`` says where each sentence came from. Returns a list.
     """
+    src, tgt = packed.pack(src), None if tgt is None else packed.pack(tgt)  # each in TensorFlow once, for every batch
     groups, group, tokens = [], [], 0
     sizes = packed.lengths(src)
     for i in np.argsort(sizes, kind="stable"):
