@@ -32,7 +32,6 @@ import time
 
 STARTED = time.perf_counter()  # before the imports the training child times
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 SETS = {"train_set1": "train.en", "train_set2": "train.de", "dev_set1": "dev.en", "dev_set2": "dev.de"}
 DEV_PAIRS = 200
 
