@@ -11,6 +11,7 @@ copying of length-64 sequences, the longest of the paper's training lengths).
     python3 run_scripts/benchmark.py --part=translate_mode --working_dirs=DIR1,DIR2 --test_set=FILE
     python3 run_scripts/benchmark.py --part=serving --working_dirs=DIR --test_set=FILE [--quick]
     python3 run_scripts/benchmark.py --part=peer_opennmt [--quick] [--peer_core=N] [--peer_steps=N] [--peer_env=DIR]
+    python3 run_scripts/benchmark.py --part=scale [--scale_pairs=500000,1000000,2000000,4500000]  # scale_benchmark.py
 
 Prints a table and, as its last line, one JSON object. Everything is measured in this process on
 the same weights and sentences (the first 256 of ``../shared/data/autoenc/easy20000/test.en``).
@@ -283,15 +284,18 @@ def main():
                         help="record the results in run_scripts/results/benchmark.json (one entry per mode)")
     parser.add_argument("--note", default="", help="with --save: the conditions of the run, e.g. other load")
     parser.add_argument("--part", choices=["all", "memory_lstms", "hard_attention", "translation_cost", "translate_mode",
-                                           "serving", "peer_opennmt"],
+                                           "serving", "peer_opennmt", "scale"],
                         default="all",
                         help="memory_lstms: only the memory-LSTM training steps (no thesis data needed); "
                              "hard_attention: only its test speed; translation_cost: only the bound model against "
                              "the seq-to-seq on --test_set; translate_mode: translate mode against --do_testing of "
                              "--working_dirs on --test_set; serving: rnnpb-nmt serve of one --working_dirs under 1, 8 and 32 "
                              "clients (run_scripts/load_test.py); peer_opennmt: the same Transformer trained and tested by "
-                             "OpenNMT-tf and by us (run_scripts/peer_opennmt.py); each saved apart from the other keys")
+                             "OpenNMT-tf and by us (run_scripts/peer_opennmt.py); scale: preparation and training by "
+                             "corpus size (run_scripts/scale_benchmark.py); each saved apart from the other keys")
     parser.add_argument("--working_dirs", help="translate_mode: trained working directories, comma-separated")
+    parser.add_argument("--scale_pairs", default="500000,1000000,2000000,4500000",
+                        help="scale: the corpus sizes (sentence pairs), comma-separated; the corpora and runs go under --out")
     parser.add_argument("--inflection_dir", help="trained hard-attention working directory for its test speed")
     parser.add_argument("--bound_dir", help="translation_cost: a trained bound RNNPB working directory")
     parser.add_argument("--seq2seq_dir", help="translation_cost: a trained seq-to-seq working directory")
@@ -332,6 +336,10 @@ def main():
         results.update(load_test.benchmark_keys(record))
     if args.part == "peer_opennmt":
         results.update(bench_peer_opennmt(args, parser))
+    if args.part == "scale":  # preparation and training by corpus size, each in a process of its own (issue 91)
+        import scale_benchmark
+        results["scale"] = [scale_benchmark.scale(int(pairs), args.out, 30, compare_lists=True)
+                            for pairs in args.scale_pairs.split(",")]
     if args.part == "all":
         results.update(bench_thesis_models(args))
     if args.part in ("all", "memory_lstms"):

@@ -1,10 +1,28 @@
-"""The training data of one run: encoded parallel, dev and monolingual sentences and vocabularies."""
+"""The training data of one run: encoded parallel, dev and monolingual sentences and vocabularies.
+
+Files are read as they stream by, each once (``rnnpb_nmt.data.packed.Draft``), and the training and
+monolingual sentences kept packed (``PackedSentences``), so that memory grows with a corpus's
+tokens, not with Python objects per word (issue 91). Given a cache directory (a run's
+``prepared/``), the encoded corpus is written there once and memory-mapped from then on: a resumed
+run reads no text.
+"""
 
 import dataclasses
+import hashlib
+import json
+import os
 
-from rnnpb_nmt.data.dataset import encode_all, read_parallel, read_sentences
+import numpy as np
+
+from rnnpb_nmt.data.dataset import check_aligned, iter_sentences
+from rnnpb_nmt.data.files import read_json_object, write_json, writing
+from rnnpb_nmt.data.packed import Draft, PackedSentences, lengths, pack
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
+
+PREPARED_FORMAT = 1  # of the cache's files; a change makes older caches misses
+KEY = "key.json"  # written last: a cache without it (or with another key) is not used; the vocabularies' hashes
+SETS = ("train_set1", "train_set2", "dev_set1", "dev_set2", "mono_set1", "mono_set2")
 
 
 @dataclasses.dataclass
@@ -21,34 +39,134 @@ class Corpus:
     def sizes(self):
         """Row counts the models size their PB tables by, and the symbols of each side's longest
         training sentence, which testing warns of longer inputs by (saved in hparams.json)."""
+        longest = {f"longest{side}": int(lengths(sentences).max()) - 1 if len(sentences) else 0  # without <end>
+                   for side, sentences in ((1, self.train_src), (2, self.train_tgt))}
         return {"num_train": len(self.train_src), "num_mono1": len(self.mono1 or []),
-                "num_mono2": len(self.mono2 or []),
-                **{f"longest{side}": max((len(ids) - 1 for ids in sentences), default=0)  # without <end>
-                   for side, sentences in ((1, self.train_src), (2, self.train_tgt))}}
+                "num_mono2": len(self.mono2 or []), **longest}
 
 
-def load(files, config, vocabularies=None, read=None):
+def load(files, config, vocabularies=None, read=None, prepared=None):
     """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only
     (or are given, when a run resumes). ``read(path, side)`` gives a file's sentences as symbol
-    lists of side 1 or 2 (default: its whitespace-separated tokens).
+    lists of side 1 or 2, one at a time (default: its whitespace-separated tokens).
 
-    With --autoencode both sides are the same language and share one vocabulary.
+    With --autoencode both sides are the same language and share one vocabulary. ``prepared`` (a
+    ``Prepared``, or None) gives the corpus kept for these files and settings, memory-mapped, when
+    there is one; otherwise the files are read, and ``prepared.save()`` keeps what was read.
     """
-    read = read or (lambda path, side: read_sentences(path))
-    read1, read2 = (lambda path: read(path, 1)), (lambda path: read(path, 2))
-    train1, train2 = read_parallel(files["train_set1"], files["train_set2"], read1, read2)
-    dev1, dev2 = read_parallel(files["dev_set1"], files["dev_set2"], read1, read2)
-    if vocabularies:
-        vocab1, vocab2 = vocabularies
-    else:
-        vocab1 = Vocabulary.build(train1, config.data.vocab1_max)
-        vocab2 = vocab1 if config.model.autoencode else Vocabulary.build(train2, config.data.vocab2_max)
-    mono = {}
-    for side in ("1", "2"):
-        path = files.get(f"mono_set{side}")
-        if path:
-            mono[side] = encode_all(vocab1 if side == "1" else vocab2, read(path, int(side)))
-    if config.training.p_mono > 0 and not mono:
+    loaded = prepared.read(vocabularies) if prepared else None
+    if loaded is None:
+        loaded = _read(files, config, vocabularies, read or (lambda path, side: iter_sentences(path)))
+        if prepared:
+            prepared.unsaved = loaded
+    if config.training.p_mono > 0 and loaded.mono1 is None and loaded.mono2 is None:
         raise UserError("--p_mono > 0 needs --mono_set1 and/or --mono_set2")
-    return Corpus(vocab1, vocab2, encode_all(vocab1, train1), encode_all(vocab2, train2),
-                  encode_all(vocab1, dev1), encode_all(vocab2, dev2), mono.get("1"), mono.get("2"))
+    return loaded
+
+
+class Prepared:
+    """A directory (a run's ``prepared/``) that keeps the encoded corpus of the files (their paths,
+    sizes and modification times) for the next load with the same settings (--vocab1_max,
+    --vocab2_max, --autoencode and ``fingerprint``, a JSON-able value of the caller's: what else
+    changes the symbols). Written by ``save`` only, once the run is under way, so that a start that
+    fails leaves nothing behind."""
+
+    def __init__(self, directory, files, config, fingerprint=None):
+        self.directory, self.key, self.unsaved = directory, _key(files, config, fingerprint), None
+
+    def read(self, vocabularies=None):
+        """The corpus kept for this key (memory-mapped), or None: none kept, another key, or
+        vocabularies other than the ``vocabularies`` given, or a damaged file (the corpus is then
+        prepared again from the text files: nothing here is anything but a copy of them)."""
+        try:
+            return _cached(self.directory, self.key, vocabularies)
+        except UserError:
+            return None
+
+    def save(self):
+        """Keep the corpus ``load`` read from the files (nothing when it came from here); its training
+        and monolingual sentences are then the kept ones, memory-mapped, in place of those in memory."""
+        if self.unsaved is None:
+            return
+        _save(self.unsaved, self.directory, self.key)
+        kept = self.read()
+        for name in ("train_src", "train_tgt", "mono1", "mono2"):
+            setattr(self.unsaved, name, getattr(kept, name))
+        self.unsaved = None
+
+
+def _read(files, config, vocabularies, read):
+    """The ``Corpus`` of the files, each read once: a side's vocabulary is built and its training
+    sentences encoded as soon as its file is read, so that one side's drafts are in memory at a time."""
+    vocabs, train = list(vocabularies or (None, None)), {}
+    for side in (1, 2):
+        draft = Draft(read(files[f"train_set{side}"], side))
+        if vocabs[side - 1] is None:
+            vocabs[side - 1] = vocabs[0] if side == 2 and config.model.autoencode else \
+                Vocabulary.from_counts(draft.counts(), getattr(config.data, f"vocab{side}_max"))
+        train[side] = draft.encode(vocabs[side - 1])
+    check_aligned(files["train_set1"], len(train[1]), files["train_set2"], len(train[2]))
+    dev = {side: Draft(read(files[f"dev_set{side}"], side)) for side in (1, 2)}
+    check_aligned(files["dev_set1"], len(dev[1]), files["dev_set2"], len(dev[2]))
+    mono = {side: Draft(read(files[f"mono_set{side}"], side)).encode(vocabs[side - 1])
+            for side in (1, 2) if files.get(f"mono_set{side}")}
+    return Corpus(*vocabs, train[1], train[2], *(list(dev[side].encode(vocabs[side - 1])) for side in (1, 2)),
+                  mono.get(1), mono.get(2))
+
+
+def _key(files, config, fingerprint):
+    """What a cached corpus was made from: every file's path, size and modification time, and the
+    settings that change the ids."""
+    stats = {name: [os.path.abspath(files[name]), *_stat(files[name])] for name in SETS if files.get(name)}
+    key = {"format": PREPARED_FORMAT, "files": stats, "vocab1_max": config.data.vocab1_max,
+           "vocab2_max": config.data.vocab2_max, "autoencode": config.model.autoencode, "text": fingerprint}
+    return json.loads(json.dumps(key))  # as read back from key.json (lists for tuples, string keys)
+
+
+def _stat(path):
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return [None, None]  # reading it reports what is wrong
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def _cached(cache, key, vocabularies):
+    """The corpus kept in ``cache`` for ``key`` (memory-mapped), or None: none kept, another key, or
+    vocabularies other than the ``vocabularies`` given."""
+    path = os.path.join(cache, KEY)
+    if not os.path.isfile(path):
+        return None
+    kept = read_json_object(path)
+    if kept.get("key") != key:
+        return None
+    vocabs = [Vocabulary.load(os.path.join(cache, f"vocab{side}.txt")) for side in (1, 2)]
+    if kept.get("vocabularies") != _fingerprints(vocabs):
+        raise UserError(f"{cache}: corrupted (the vocabularies are not those the corpus was encoded with)")
+    if vocabularies and _fingerprints(vocabularies) != _fingerprints(vocabs):
+        return None
+    vocabs = list(vocabularies or vocabs)
+    if key["autoencode"]:
+        vocabs[1] = vocabs[0]  # one object, as a fresh load has it
+    sets = {name: PackedSentences.load(os.path.join(cache, name)) for name in key["files"]}
+    return Corpus(*vocabs, sets["train_set1"], sets["train_set2"],
+                  *([np.array(s) for s in sets[f"dev_set{side}"]] for side in (1, 2)),  # small: copies in memory
+                  sets.get("mono_set1"), sets.get("mono_set2"))
+
+
+def _save(loaded, cache, key):
+    """Write the corpus into ``cache`` for ``key``: the key last, the previous one removed first."""
+    path = os.path.join(cache, KEY)
+    if os.path.isfile(path):
+        with writing(path):
+            os.remove(path)
+    for side, vocab in ((1, loaded.vocab1), (2, loaded.vocab2)):
+        vocab.save(os.path.join(cache, f"vocab{side}.txt"))
+    sets = dict(zip(SETS, (loaded.train_src, loaded.train_tgt, loaded.dev_src, loaded.dev_tgt, loaded.mono1, loaded.mono2)))
+    for name in key["files"]:
+        pack(sets[name]).save(os.path.join(cache, name))
+    write_json(path, {"key": key, "vocabularies": _fingerprints((loaded.vocab1, loaded.vocab2))})
+
+
+def _fingerprints(vocabularies):
+    return [hashlib.sha256("\n".join(v.itos).encode("utf-8")).hexdigest() for v in vocabularies]

@@ -10,6 +10,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from rnnpb_nmt.data import packed
 from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID
 from rnnpb_nmt.errors import UserError
 
@@ -21,25 +22,28 @@ def read_lines(path):
     """The lines of a UTF-8 text file (LF or CRLF, optional BOM): (line number, text) pairs.
 
     Raises a UserError naming the file for a missing or empty file, and file and line for
-    undecodable bytes. Lines are decoded one at a time as they are taken, so a caller that
-    checks each line reports the file's first problem, whichever kind it is.
+    undecodable bytes. Lines are read and decoded one at a time as they are taken (memory does not
+    grow with the file), so a caller that checks each line reports the file's first problem,
+    whichever kind it is.
     """
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
+    number = 0
     with open(path, "rb") as f:
-        raw = f.read()
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    lines = raw.split(b"\n")
-    if lines and lines[-1] in (b"", b"\r"):
-        lines.pop()
-    if not lines:
+        for number, line in enumerate(f, start=1):  # lines end at b"\n" only, as in text split at LF
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            if line.endswith(b"\n"):
+                line = line[:-1]
+            elif line in (b"", b"\r"):  # a last line of a BOM alone or a lone CR (a CRLF cut short) is no line
+                number -= 1
+                break
+            try:
+                yield number, line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
+    if number == 0:
         raise UserError(f"{path}: file is empty")
-    for number, line in enumerate(lines, start=1):
-        try:
-            yield number, line.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise UserError(f"{path}:{number}: not valid UTF-8 (byte {e.start})") from None
 
 
 def read_sentences(path, tokenize=str.split):
@@ -49,24 +53,30 @@ def read_sentences(path, tokenize=str.split):
     An empty line is a UserError naming file and line: an empty sentence in a corpus is almost
     always a broken file.
     """
-    sentences = []
+    return list(iter_sentences(path, tokenize))
+
+
+def iter_sentences(path, tokenize=str.split):
+    """``read_sentences``'s token lists one at a time, as the file is read."""
     for number, text in read_lines(path):
         tokens = tokenize(text)
         if not tokens:
             raise UserError(f"{path}:{number}: empty line")
-        sentences.append(tokens)
-    return sentences
+        yield tokens
 
 
 def read_parallel(path1, path2, read1=read_sentences, read2=read_sentences):
     """Read two line-aligned files (with ``read1(path1)`` and ``read2(path2)``); a different number
     of lines is an error naming both."""
     side1, side2 = read1(path1), read2(path2)
-    if len(side1) != len(side2):
-        raise UserError(
-            f"{path1} has {len(side1)} lines but {path2} has {len(side2)}: "
-            "parallel files must be line-aligned")
+    check_aligned(path1, len(side1), path2, len(side2))
     return side1, side2
+
+
+def check_aligned(path1, lines1, path2, lines2):
+    """A UserError naming both files unless they have as many lines."""
+    if lines1 != lines2:
+        raise UserError(f"{path1} has {lines1} lines but {path2} has {lines2}: parallel files must be line-aligned")
 
 
 def encode_all(vocab, sentences):
@@ -74,24 +84,20 @@ def encode_all(vocab, sentences):
     return [np.array(vocab.encode(s) + [END_ID], dtype=np.int32) for s in sentences]
 
 
-def _ragged(id_arrays):
-    lengths = [len(a) for a in id_arrays]
-    flat = np.concatenate(id_arrays) if id_arrays else np.zeros([0], np.int32)
-    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+def _examples(src, tgt, indices):
+    """A dataset of the ``index``, ``src`` (and ``tgt``) of the sentences numbered ``indices`` (a
+    vector: one example each, in that order; a ragged matrix: one example of a batch each, the
+    sentences padded with ``<pad>``). Each side's sentences are in memory once, as the ragged tensor
+    ``packed.tensors`` keeps, and each example is looked up in it as it is taken."""
+    tables = {"src": packed.tensors(src), **({"tgt": packed.tensors(tgt)} if tgt is not None else {})}
 
-
-def _columns(src, tgt, indices):
-    """The ``index``, ``src`` (and ``tgt``) columns of the sentences numbered ``indices``, in that order;
-    the sentences as ragged rows."""
-    columns = {"index": tf.constant(indices, tf.int32), "src": _ragged([src[i] for i in indices])}
-    if tgt is not None:
-        columns["tgt"] = _ragged([tgt[i] for i in indices])
-    return columns
-
-
-def _dense(example):
-    # Slices of a ragged column are ragged; a batch is dense, padded with <pad>.
-    return {k: v.to_tensor(PAD_ID) if isinstance(v, tf.RaggedTensor) else v for k, v in example.items()}
+    def example(index):
+        if index.shape.rank == 0:
+            rows = {k: table.values[table.row_splits[index]:table.row_splits[index + 1]] for k, table in tables.items()}
+        else:
+            rows = {k: tf.gather(table, index).to_tensor(PAD_ID) for k, table in tables.items()}
+        return {"index": index, **rows}
+    return tf.data.Dataset.from_tensor_slices(indices).map(example)
 
 
 def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches=None):
@@ -104,16 +110,13 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches
     ``token_batches`` makes) gives the batches themselves, in their order, instead.
     """
     if batches is not None:
-        sizes = [len(b) for b in batches]
-        columns = _columns(src, tgt, np.concatenate(batches).astype(np.int32) if batches else np.zeros([0], np.int32))
-        ds = tf.data.Dataset.from_tensor_slices({k: tf.RaggedTensor.from_row_lengths(v, sizes)
-                                                 for k, v in columns.items()})
-        return ds.map(_dense).prefetch(tf.data.AUTOTUNE)
+        flat = np.concatenate(batches).astype(np.int32) if batches else np.zeros([0], np.int32)
+        ds = _examples(src, tgt, tf.RaggedTensor.from_row_lengths(flat, [len(b) for b in batches]))
+        return ds.prefetch(tf.data.AUTOTUNE)
     indices = np.arange(len(src), dtype=np.int32) if order is None else np.asarray(order, np.int32)
-    columns = _columns(src, tgt, indices)
-    ds = tf.data.Dataset.from_tensor_slices(columns).map(_dense)
-    padded_shapes = {k: ([] if k == "index" else [None]) for k in columns}
-    padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in columns}
+    ds = _examples(src, tgt, indices)
+    padded_shapes = {k: ([] if k == "index" else [None]) for k in ds.element_spec}
+    padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in ds.element_spec}
     if bucket:
         # Batches of similar lengths waste less time on padding; the order stays random.
         ds = ds.bucket_by_sequence_length(
@@ -128,8 +131,7 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches
 def padded_lengths(src, tgt=None):
     """Per sentence, the length its batch is padded to at least: the longer of its source and target
     (as encoded, ``<end>`` included)."""
-    lengths = np.array([len(s) for s in src], np.int64)
-    return lengths if tgt is None else np.maximum(lengths, [len(t) for t in tgt])
+    return packed.lengths(src) if tgt is None else np.maximum(packed.lengths(src), packed.lengths(tgt))
 
 
 def token_batches(lengths, order, max_tokens, replicas, rng):
@@ -203,9 +205,11 @@ def evaluation_batches(src, tgt=None, batch_size=256, max_padding=0.2, min_batch
     it pays for padding hundreds of times: the 256-sentence dev sets padded to their longest
     sentence were half padding. ``index`` says where each sentence came from. Returns a list.
     """
+    src, tgt = packed.pack(src), None if tgt is None else packed.pack(tgt)  # each in TensorFlow once, for every batch
     groups, group, tokens = [], [], 0
-    for i in np.argsort([len(s) for s in src], kind="stable"):
-        n = len(src[i])
+    sizes = packed.lengths(src)
+    for i in np.argsort(sizes, kind="stable"):
+        n = int(sizes[i])
         full = len(group) == batch_size
         wasteful = len(group) >= min_batch and (len(group) + 1) * n > (1 + max_padding) * (tokens + n)
         if group and (full or wasteful):

@@ -164,8 +164,26 @@ class TextPipeline:
 def looks_untokenized(sentences):
     """Whether the share of sentences (token lists) with punctuation glued to a word is at least
     ``UNTOKENIZED_SHARE``: raw text given to a run that reads its files as tokenized."""
-    glued = sum(any(_GLUED.search(word) for word in s) for s in sentences)
-    return bool(sentences) and glued >= UNTOKENIZED_SHARE * len(sentences)
+    count = GluedCount()
+    for words in sentences:
+        count.add(words)
+    return count.looks_untokenized()
+
+
+class GluedCount:
+    """``looks_untokenized`` of sentences counted as they stream by (``add`` each)."""
+
+    def __init__(self):
+        self.sentences = self.glued = 0
+
+    def add(self, words):
+        """Count a sentence (its words); returns them."""
+        self.sentences += 1
+        self.glued += any(_GLUED.search(word) for word in words)
+        return words
+
+    def looks_untokenized(self):
+        return self.sentences > 0 and self.glued >= UNTOKENIZED_SHARE * self.sentences
 
 
 def _train_model(sentences, vocab_size, kind):

@@ -25,15 +25,15 @@ class Vocabulary:
         Ties are broken by first occurrence, so the same corpus always gives the same ids.
         ``max_size`` counts real words only (the four specials come on top).
         """
-        counts = collections.Counter(w for s in sentences for w in s)
-        order = {}
-        for s in sentences:
-            for w in s:
-                order.setdefault(w, len(order))
-        words = sorted(counts, key=lambda w: (-counts[w], order[w]))
-        if max_size is not None:
-            words = words[:max_size]
-        return cls(words)
+        # A Counter keeps its words in order of first occurrence.
+        return cls.from_counts(collections.Counter(w for s in sentences for w in s), max_size)
+
+    @classmethod
+    def from_counts(cls, counts, max_size=None):
+        """``build``'s vocabulary from word counts ({word: count}, words in order of first occurrence,
+        as a Counter of the sentences' words has them): a corpus counted as it streams by."""
+        words = sorted(counts, key=lambda w: -counts[w])  # stable: ties stay in order of first occurrence
+        return cls(words[:max_size] if max_size is not None else words)
 
     def __len__(self):
         return len(self.itos)

@@ -8,13 +8,13 @@ text beside it (its signature saved), and the same multi-bleu of the sentences o
 source-length bucket (issue 16: does a model fail on long sentences only?).
 """
 
-import functools
+import hashlib
 import os
 import sys
 
 from rnnpb_nmt.data import corpus
-from rnnpb_nmt.data.dataset import read_sentences
-from rnnpb_nmt.data.text import TextPipeline, looks_untokenized
+from rnnpb_nmt.data.dataset import iter_sentences
+from rnnpb_nmt.data.text import GluedCount, TextPipeline
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.metrics import bleu, sacrebleu_score
 from rnnpb_nmt.registry import register_task
@@ -22,6 +22,7 @@ from rnnpb_nmt.tasks.base import Task
 
 # Source-length buckets (words of the tokenized source, both ends included; None: no upper end).
 LENGTH_BUCKETS = ((1, 5), (6, 8), (9, None))
+PREPARED = "prepared"  # in the working directory: the encoded training data, kept for a resumed run (issue 91)
 
 
 def language_of(path):
@@ -67,6 +68,7 @@ class TranslationTask(Task):
     def __init__(self, config=None, home=None):
         super().__init__(config, home)
         self.text = TextPipeline.of(config.data, home) if config else TextPipeline()
+        self.prepared = None  # the run's prepared/ once load_corpus has read the data
 
     def derived(self, data_files, loaded):
         """The corpus's sizes and the languages the training files' names end with."""
@@ -78,22 +80,34 @@ class TranslationTask(Task):
         prepared by the run's pipeline; a new run trains its subword models first (on the training
         files), a resumed one has them (``vocabularies`` given)."""
         languages = {1: language_of(data_files["train_set1"]), 2: language_of(data_files["train_set2"])}
-        # Each file read and tokenized once: the subword training, the corpus and the warning share it.
-        words = functools.cache(lambda path, side: read_sentences(path, lambda line: self.text.words(line, languages[side])))
         if vocabularies is None and self.text.subword != "none":
-            self.text.train_subwords(words(data_files["train_set1"], 1), words(data_files["train_set2"], 2),
-                                     config.data.subword_vocab, config.data.subword_type,
+            # SentencePiece trains on the word lists in memory (it keeps its input in memory anyway).
+            words = [list(self._words(data_files[f"train_set{side}"], languages[side])) for side in (1, 2)]
+            self.text.train_subwords(*words, config.data.subword_vocab, config.data.subword_type,
                                      shared=config.model.autoencode or languages[1] == languages[2])
+            del words
             _note_fewer_pieces(config.data.subword_vocab, self.text.piece_counts(), languages)
-        loaded = corpus.load(data_files, config, vocabularies,
-                             read=lambda path, side: [self.text.symbols(w, side) for w in words(path, side)])
-        if self.text.tokenize_mode == "pretokenized":
-            _warn_if_untokenized(data_files["train_set1"], words(data_files["train_set1"], 1))
+        glued = GluedCount()
+        train1 = data_files["train_set1"]
+
+        def read(path, side):  # a file's symbols, as it streams by; the training sources' words counted
+            for words in self._words(path, languages[side]):
+                yield self.text.symbols(glued.add(words) if (path, side) == (train1, 1) else words, side)
+
+        fingerprint = {"tokenize": self.text.tokenize_mode, "languages": languages, "subword": self.text.subword,
+                       "models": [hashlib.sha256(m).hexdigest() if m else None for m in self.text.models]}
+        self.prepared = corpus.Prepared(os.path.join(self.home, PREPARED), data_files, config, fingerprint) \
+            if self.home else None
+        loaded = corpus.load(data_files, config, vocabularies, read=read, prepared=self.prepared)
+        if self.text.tokenize_mode == "pretokenized" and glued.looks_untokenized():
+            _warn_untokenized(train1)
         return loaded
 
     def save(self, home):
-        """The subword models, if the run has them."""
+        """The subword models, if the run has them, and the corpus read, prepared for a resumed run."""
         self.text.save(home)
+        if self.prepared:
+            self.prepared.save()
 
     def read_test(self, test_set, reference, target_language):
         """(source sentences, reference sentences or None, the reference's path or None), as the
@@ -149,8 +163,11 @@ class TranslationTask(Task):
         return [self.text.restore(symbols, side, language) for symbols in outputs]
 
     def _read(self, path, side, language):
-        return [self.text.symbols(w, side) for w in
-                read_sentences(path, lambda line: self.text.words(line, language))]
+        return [self.text.symbols(w, side) for w in self._words(path, language)]
+
+    def _words(self, path, language):
+        """A file's sentences as the words of ``language``, one at a time as it is read."""
+        return iter_sentences(path, lambda line: self.text.words(line, language))
 
     def _side(self, language):
         """Which side's subword model ``language`` is: 2 for the target language of a run between
@@ -163,12 +180,11 @@ class TranslationTask(Task):
         return (data.lang1 if side == 1 else data.lang2) if data else "en"
 
 
-def _warn_if_untokenized(path, sentences):
+def _warn_untokenized(path):
     """Training files that look like raw text, read as tokenized (--tokenize=pretokenized): a warning."""
-    if looks_untokenized(sentences):
-        print(f"warning: {path} looks untokenized (punctuation glued to words, e.g. 'Tom.'); it is read as "
-              "tokenized text (--tokenize=pretokenized): give --tokenize=moses to tokenize it, and with it every "
-              "test and query input", file=sys.stderr)
+    print(f"warning: {path} looks untokenized (punctuation glued to words, e.g. 'Tom.'); it is read as "
+          "tokenized text (--tokenize=pretokenized): give --tokenize=moses to tokenize it, and with it every "
+          "test and query input", file=sys.stderr)
 
 
 def _note_fewer_pieces(asked, counts, languages):

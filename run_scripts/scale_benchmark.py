@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The scale benchmark (issue 91, ``benchmark.py --part=scale``): memory and time of preparing and
+training on generated corpora of about 25-word sentence pairs, by size.
+
+    python3 run_scripts/scale_benchmark.py --pairs=50000 [--out=DIR] [--compare_lists] [--steps=30]
+
+Each size's corpus is ``data/generate_demo.py --train 3N`` with every three lines joined (N pairs
+of about 26 words; dev likewise), written under ``--out`` (never into the repository). Each
+measurement is a child process of its own (a fresh interpreter), its peak memory the child's
+``ru_maxrss``:
+- ``prepare``: the translation task's ``load_corpus`` into a new working directory: the files read
+  as they stream, the corpus written packed to ``prepared/`` (``peak_prepare_memory_mb``,
+  ``prepare_seconds``);
+- ``train``: a resumed run's start (the corpus memory-mapped from ``prepared/``), a tiny seq-to-seq
+  (``--units=32 --batch_size=64``) and its ``Trainer`` taking ``--steps`` steps of the first epoch
+  (``peak_train_memory_mb``; ``seconds_to_first_step``: the child's start to its first step's end,
+  imports included; ``train_target_tokens_per_second``: the target tokens, ``<end>`` included, of
+  the steps after the first, per second);
+- with ``--compare_lists``, ``lists``: the path before issue 91 on the same files (every file a
+  list of word lists, a list of symbol lists beside it, then a list of id arrays:
+  ``peak_lists_memory_mb``, ``lists_seconds``).
+Prints one JSON object per size, and all of them as the last line.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+STARTED = time.perf_counter()  # before the imports the training child times
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETS = {"train_set1": "train.en", "train_set2": "train.de", "dev_set1": "dev.en", "dev_set2": "dev.de"}
+DEV_PAIRS = 200
+
+
+def make_corpus(pairs, out):
+    """``out``/train.{en,de} of ``pairs`` joined pairs and dev.{en,de} of ``DEV_PAIRS`` (made once)."""
+    if all(os.path.isfile(os.path.join(out, name)) for name in SETS.values()):
+        return
+    raw = os.path.join(out, "raw")
+    subprocess.run([sys.executable, os.path.join(ROOT, "data", "generate_demo.py"), f"--train={3 * pairs}",
+                    f"--dev={3 * DEV_PAIRS}", "--test=3", f"--out={raw}"], check=True, stdout=subprocess.DEVNULL)
+    for name in SETS.values():
+        with open(os.path.join(raw, name), encoding="utf-8") as lines, \
+                open(os.path.join(out, name), "w", encoding="utf-8") as joined:
+            for first in lines:
+                joined.write(" ".join([first.strip(), next(lines).strip(), next(lines).strip()]) + "\n")
+        os.remove(os.path.join(raw, name))
+
+
+def measure(kind, corpus_dir, working_dir, steps):
+    """(the JSON a child of ``kind`` printed, its peak memory in MB)."""
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), f"--child={kind}", f"--corpus={corpus_dir}",
+                              f"--working_dir={working_dir}", f"--steps={steps}"], stdout=subprocess.PIPE, text=True)
+    output = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"the {kind} child failed (exit {child.returncode})")
+    return json.loads(output.splitlines()[-1]), usage.ru_maxrss / 1024  # KB on Linux
+
+
+def scale(pairs, out, steps, compare_lists):
+    """The keys of one corpus size."""
+    corpus_dir, working_dir = os.path.join(out, f"corpus{pairs}"), os.path.join(out, f"run{pairs}")
+    make_corpus(pairs, corpus_dir)
+    subprocess.run(["rm", "-rf", working_dir], check=True)
+    result = {"pairs": pairs}
+    prepared, result["peak_prepare_memory_mb"] = measure("prepare", corpus_dir, working_dir, steps)
+    trained, result["peak_train_memory_mb"] = measure("train", corpus_dir, working_dir, steps)
+    result.update(prepared, **trained)
+    if compare_lists:
+        lists, result["peak_lists_memory_mb"] = measure("lists", corpus_dir, working_dir, steps)
+        result.update(lists)
+    return result
+
+
+# ----- the children ------------------------------------------------------------------------------
+
+def _files(corpus_dir):
+    return {flag: os.path.join(corpus_dir, name) for flag, name in SETS.items()}
+
+
+def _config():
+    from rnnpb_nmt.config import Config
+
+    return Config().replace(model="encdec", units=32, embedding_size=32, batch_size=64, lang1="en", lang2="de")
+
+
+def child_prepare(corpus_dir, working_dir, steps):
+    from rnnpb_nmt.tasks.translation.task import TranslationTask
+
+    started, config = time.perf_counter(), _config()
+    task = TranslationTask(config, working_dir)
+    task.load_corpus(_files(corpus_dir), config)
+    task.save(working_dir)  # as a new run does before its first step
+    return {"prepare_seconds": time.perf_counter() - started}
+
+
+def child_lists(corpus_dir, working_dir, steps):
+    """What the translation task did before issue 91: the words of every file as lists, the symbols
+    as lists beside them, the vocabularies built from those, the sentences encoded one array each."""
+    from rnnpb_nmt.data.dataset import encode_all, read_parallel, read_sentences
+    from rnnpb_nmt.data.text import TextPipeline
+    from rnnpb_nmt.data.vocabulary import Vocabulary
+
+    started, files, text = time.perf_counter(), _files(corpus_dir), TextPipeline()
+    words = {flag: read_sentences(path, lambda line: text.words(line, "en")) for flag, path in files.items()}
+    symbols = {flag: [text.symbols(w, 1) for w in sentences] for flag, sentences in words.items()}
+    train1, train2 = read_parallel("train_set1", "train_set2", symbols.get, symbols.get)
+    vocab1, vocab2 = Vocabulary.build(train1), Vocabulary.build(train2)
+    encoded = [encode_all(vocab, symbols[flag]) for vocab, flag in ((vocab1, "train_set1"), (vocab2, "train_set2"),
+                                                                     (vocab1, "dev_set1"), (vocab2, "dev_set2"))]
+    return {"lists_seconds": time.perf_counter() - started, "lists_sentences": len(encoded[0])}
+
+
+def child_train(corpus_dir, working_dir, steps):
+    import numpy as np
+
+    from rnnpb_nmt import registry
+    from rnnpb_nmt.data.vocabulary import PAD_ID, Vocabulary
+    from rnnpb_nmt.train.step import Trainer
+
+    config = _config()
+    task = registry.tasks()["translation"](config, working_dir)
+    vocabularies = [Vocabulary.load(os.path.join(working_dir, "prepared", f"vocab{side}.txt")) for side in (1, 2)]
+    corpus = task.load_corpus(_files(corpus_dir), config, vocabularies)  # resumed: memory-mapped
+    config = config.replace(**task.derived(_files(corpus_dir), corpus))
+    trainer = Trainer(registry.models()[config.model.model](config, corpus.vocab1, corpus.vocab2))
+    tokens, first = 0, None
+    for step, (kind, batch) in enumerate(trainer.epoch_batches(corpus, 1, np.random.default_rng(1))):
+        float(trainer.train_step(batch, kind)["loss"])  # waits for the step
+        if first is None:
+            first = time.perf_counter()
+        else:
+            tokens += int(np.sum(batch["tgt"].numpy() != PAD_ID))
+        if step + 1 == steps:
+            break
+    return {"seconds_to_first_step": first - STARTED,
+            "train_target_tokens_per_second": tokens / (time.perf_counter() - first)}
+
+
+CHILDREN = {"prepare": child_prepare, "lists": child_lists, "train": child_train}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", default="500000,1000000,2000000,4500000", help="corpus sizes, comma-separated")
+    parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "rnnpb_scale"),
+                        help="where the corpora and runs are made")
+    parser.add_argument("--steps", type=int, default=30, help="training steps measured")
+    parser.add_argument("--compare_lists", action="store_true", help="also measure the lists of before issue 91")
+    parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", help=argparse.SUPPRESS)
+    parser.add_argument("--working_dir", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        print(json.dumps(CHILDREN[args.child](args.corpus, args.working_dir, args.steps)))
+        return None
+    results = []
+    for pairs in (int(p) for p in args.pairs.split(",")):
+        results.append(scale(pairs, args.out, args.steps, args.compare_lists))
+        print(json.dumps(results[-1]), flush=True)
+    print(json.dumps(results))
+    return results
+
+
+if __name__ == "__main__":
+    main()
