@@ -147,11 +147,17 @@ def sentences(path, limit=None):
     return lines if limit is None else lines[:limit]
 
 
+# OpenNMT-tf reads a vocabulary file's first three lines as its padding, start and end tokens (as
+# onmt-build-vocab writes them); it does not add them: without them a file's three most frequent words
+# become those tokens (a German "Ich" ended every sentence it began).
+PEER_SPECIALS = ["<blank>", "<s>", "</s>"]
+
+
 def vocabulary_words(path):
-    """Every word of a training file, most frequent first (ties by first appearance): the same
-    words our --vocab1_max/--vocab2_max=30000 keep of easy20000, OpenNMT-tf adding its own specials."""
+    """OpenNMT-tf's special tokens, then every word of a training file, most frequent first (ties by
+    first appearance): the same words our --vocab1_max/--vocab2_max=30000 keep of easy20000."""
     from rnnpb_nmt.data.vocabulary import SPECIALS, Vocabulary
-    return [word for word in Vocabulary.build(sentences(path)).itos if word not in SPECIALS]
+    return PEER_SPECIALS + [word for word in Vocabulary.build(sentences(path)).itos if word not in SPECIALS]
 
 
 def mean_target_tokens(path):

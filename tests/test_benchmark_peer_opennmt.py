@@ -78,7 +78,8 @@ def test_the_vocabularies_hold_every_training_word_and_the_test_set_is_cut(tmp_p
         for language in ("en", "de"):
             (folder / f"{part}.{language}").write_text("".join(line + "\n" for line in lines))
     files = peer_opennmt.prepare(str(tmp_path), str(tmp_path / "out"), test_sentences=2)
-    assert open(files["source_vocabulary"]).read().split() == ["a", "b", "c"]  # by frequency, no specials
+    # OpenNMT-tf's own specials first (it takes the first three lines as them), then by frequency
+    assert open(files["source_vocabulary"]).read().split() == ["<blank>", "<s>", "</s>", "a", "b", "c"]
     assert open(files["test_target"]).read() == "a b\nc\n"
     assert peer_opennmt.mean_target_tokens(files["train_target"]) == pytest.approx((4 + 3) / 2)
 
