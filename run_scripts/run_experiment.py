@@ -85,9 +85,9 @@ def commands(row, data, working_dir):
     tests = [("forward", [*test, f"--test_set={d}/test.{source}"])]
     if row.get("reverse_test"):
         tests.append(("reverse", [*test, "--reverse_translation", f"--test_set={d}/test.{target}"]))
-    if row.get("open_test"):  # the same model on another test set (its files kept apart: OPEN)
-        o = os.path.join(data, row["open_test"])
-        tests += [(OPEN + name, [*command[:-1], command[-1].replace(f"{d}/", f"{o}/")]) for name, command in tests]
+    if row.get("open_test"):  # the same model on another test set, first: its files are then renamed
+        o = os.path.join(data, row["open_test"])  # (OPEN), and the row's own tests write theirs after
+        tests = [(OPEN + name, [*command[:-1], command[-1].replace(f"{d}/", f"{o}/")]) for name, command in tests] + tests
     return train, tests, analyses(d, source, target, working_dir) if row.get("analyze") else []
 
 

@@ -94,9 +94,11 @@ def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both
 def test_a_final_row_is_also_tested_on_the_open_vocabulary_set_and_keeps_its_own_tests_files(tmp_path):
     row = tuned_rows(finished_tuning("bound_pbstate_k1"))[0]
     _, tests, _ = run_experiment.commands(row, "/d", str(tmp_path))
-    assert [name for name, _ in tests] == ["forward", "reverse", "open_forward", "open_reverse"]
-    assert tests[2][1][-1] == "--test_set=/d/easy/easy-full/test.en"
-    assert tests[3][1][-2:] == ["--reverse_translation", "--test_set=/d/easy/easy-full/test.de"]
+    # the open-vocabulary tests first: their files are renamed before the row's own tests write theirs
+    assert [name for name, _ in tests] == ["open_forward", "open_reverse", "forward", "reverse"]
+    assert tests[0][1][-1] == "--test_set=/d/easy/easy-full/test.en"
+    assert tests[1][1][-2:] == ["--reverse_translation", "--test_set=/d/easy/easy-full/test.de"]
+    assert tests[2][1][-1] == "--test_set=/d/easy/easy20000/test.en"
     for folder, first in (("easy20000", "a b ."), ("easy-full", "e f .")):  # one open source sentence unseen
         (tmp_path / "data" / "easy" / folder).mkdir(parents=True)
         for part in ("train", "test"):
@@ -105,7 +107,7 @@ def test_a_final_row_is_also_tested_on_the_open_vocabulary_set_and_keeps_its_own
     (tmp_path / "test_trans.txt").write_text("x y .\nz w .\n")
     (tmp_path / "testing_stats.json").write_text(json.dumps({"bleu": 100.0, "bleu_detokenized": 100.0,
                                                              "testing_time": 3}))
-    found = run_experiment.test_result(row, str(tmp_path / "data"), str(tmp_path), tests[2][1], reverse=False,
+    found = run_experiment.test_result(row, str(tmp_path / "data"), str(tmp_path), tests[0][1], reverse=False,
                                        folder="easy/easy-full")
     assert found["bleu"] == 100.0 and found["unseen_sentences"] == 1
     assert (tmp_path / "open_test_trans.txt").is_file() and not (tmp_path / "test_trans.txt").exists()
