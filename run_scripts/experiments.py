@@ -307,16 +307,16 @@ TUNED_VARIANTS = {
     "bound_transformer_k1": {"unbound": ["--pb_binding=none"], "k0": ["--refine_steps=0"],
                              "prefix": ["--pb_read=prefix"], "denoise": ["--denoise_loss=1"]},
 }
-TUNING_RECORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "tuning.json")
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", variant=None):
     """A final row of ``trial`` (a selected trial's record) with ``seed``, or its ``variant``."""
     family = trial["config"]
     bound = family.startswith("bound")
-    name = f"{family}_tuned{'_' + variant if variant else ''}_{source}{target}_{folder.split('/')[-1]}_seed{seed}"
+    config = f"{family}_tuned{'_' + variant if variant else ''}"
     extra = TUNED_VARIANTS.get(family, {}).get(variant, [])
-    return {"name": name, "config": f"{family}_tuned{'_' + variant if variant else ''}", "seed": seed,
+    return {"name": f"{config}_{source}{target}_{folder.split('/')[-1]}_seed{seed}", "config": config, "seed": seed,
             "folder": folder, "source": source, "target": target, "training": FAIR_TRAINING,
             "flags": [*TUNING_SCHEDULE, *trial_flags(family, trial["point"]), *extra, f"--seed={seed}"],
             "test_flags": [], "thesis": None, "reverse_test": bound, "analyze": bound, "open_test": OPEN_TEST,
@@ -340,11 +340,13 @@ def tuned_rows(records):
     return rows
 
 
-def _tuning_records():
-    if not os.path.isfile(TUNING_RECORDS):
+def records(experiment, results=RESULTS):
+    """The recorded rows of ``experiment`` (its JSON file in ``results``), [] before any."""
+    path = os.path.join(results, f"{experiment}.json")
+    if not os.path.isfile(path):
         return []
-    with open(TUNING_RECORDS) as f:
+    with open(path) as f:
         return json.load(f)
 
 
-EXPERIMENTS["bound_translation"] += tuned_rows(_tuning_records())
+EXPERIMENTS["bound_translation"] += tuned_rows(records("tuning"))

@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+import experiments  # noqa: E402
 from experiments import EXPERIMENTS, TESTING, TRAINING, promoted  # noqa: E402
 from rnnpb_nmt import registry  # noqa: E402
 from rnnpb_nmt.data.files import write_text  # noqa: E402
@@ -252,11 +253,7 @@ def tuning_figures(row, training, working_dir):
 
 
 def records(experiment):
-    path = os.path.join(HERE, "results", f"{experiment}.json")
-    if not os.path.isfile(path):
-        return []
-    with open(path) as f:
-        return json.load(f)
+    return experiments.records(experiment, os.path.join(HERE, "results"))
 
 
 def record(experiment, result):
