@@ -126,6 +126,11 @@ def test_a_flag_the_tested_model_does_not_read_is_refused(trained_encdec, capsys
     assert "--refine_steps=2: only for --model=rnnpbnmt --amortize=encoder|learned (this run: --model=encdec" in err
 
 
+def found(path):
+    """What the run in ``path`` left there, as training reads it under the lock."""
+    return workdir.WorkingDir(str(path)).found(models())
+
+
 def test_a_run_given_a_flag_before_such_flags_were_refused_resumes_with_it_or_without_it(tmp_path):
     """A deep_lstm trained with --memory_width=128 (as the transduction experiments gave it, before
     flags a model does not read were refused) resumes by its command and by it without the flag."""
@@ -137,13 +142,13 @@ def test_a_run_given_a_flag_before_such_flags_were_refused_resumes_with_it_or_wi
     old = {"model": "deep_lstm", "task": "transduction", "memory_width": 128, "train_set1": "a", "train_set2": "b"}
     write_json(str(tmp_path / "hparams.json"), Config.from_flat(old).to_flat())
     for given in (old, {k: v for k, v in old.items() if k != "memory_width"}):
-        assert check_resumable(str(tmp_path), models(), Config.from_flat(given), given).model.memory_width == 128
+        assert check_resumable(found(tmp_path), str(tmp_path), Config.from_flat(given), given).model.memory_width == 128
     other = dict(old, memory_width=64)
     with pytest.raises(UserError, match="^--memory_width=64: only for --model=stack_lstm"):
-        check_resumable(str(tmp_path), models(), Config.from_flat(other), other)
+        check_resumable(found(tmp_path), str(tmp_path), Config.from_flat(other), other)
     other = dict(old, model="stack_lstm")
     with pytest.raises(UserError, match=r"another configuration: --model \(was 'deep_lstm', now 'stack_lstm'\)"):
-        check_resumable(str(tmp_path), models(), Config.from_flat(other), other)
+        check_resumable(found(tmp_path), str(tmp_path), Config.from_flat(other), other)
 
 
 @pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="this machine has a GPU")
@@ -309,7 +314,7 @@ def test_a_run_resumes_by_its_preset_or_by_the_flags_it_stands_for(tmp_path):
     files = ("--train_set1=a", "--train_set2=b")
     write_json(str(tmp_path / "hparams.json"), config_of(*BOUND_FLAGS, *files).to_flat())
     for flags in (["--preset=bound"], BOUND_FLAGS):
-        assert check_resumable(str(tmp_path), models(), config_of(*flags, *files), {}).model.preset == "none"
+        assert check_resumable(found(tmp_path), str(tmp_path), config_of(*flags, *files), {}).model.preset == "none"
     with pytest.raises(UserError, match=r"another configuration: --units \(was 128, now 256\)") as refused:
-        check_resumable(str(tmp_path), models(), config_of("--preset=bound", "--units=256", *files), {})
+        check_resumable(found(tmp_path), str(tmp_path), config_of("--preset=bound", "--units=256", *files), {})
     assert "--preset" not in str(refused.value)

@@ -6,8 +6,10 @@ file only holds the holder's PID, for the message that refuses a second process.
 the directory, not beside it: the user may own the directory but not its parent (``/scratch/me``),
 and on a shared file system every worker's directory (``<working_dir>.worker-N``) is its own. A
 directory renamed away by ``--start_over`` takes its lock file along, still held; the process then
-locks the new, empty directory as well. Locking makes a directory that does not exist yet, and says
-which it made (``WorkingDir.locked`` removes them again when the start fails).
+locks the new, empty directory as well. Locking makes a directory that does not exist yet, and
+removes it again when what runs under the lock fails while it holds nothing but the lock file: a
+start that fails (a missing training file, a flag the model refuses) leaves no empty working
+directory behind. A directory that existed before is never removed.
 """
 
 import contextlib
@@ -23,11 +25,14 @@ LOCK = ".lock"
 def exclusive(working_dir):
     """Hold ``working_dir``'s lock inside the ``with`` (making the directory if need be); a
     UserError naming the holder if another process holds it. Creating the lock file is also the
-    test that the directory can be written, before any work goes into it. The ``with`` gets the
-    directories this made (``working_dir`` and missing parents, innermost first; none if it existed)."""
+    test that the directory can be written, before any work goes into it. A failure inside the
+    ``with`` removes the directories this made (``_unmake``)."""
     fd, made = _acquire(working_dir)
     try:
-        yield made
+        yield
+    except BaseException:
+        _unmake(working_dir, made)
+        raise
     finally:
         os.close(fd)
 
@@ -72,6 +77,17 @@ def _make(working_dir):
             continue
         made.insert(0, path)
     return made
+
+
+def _unmake(working_dir, made):
+    """Remove the directories ``made`` for the lock (``working_dir`` and missing parents, innermost
+    first) while they hold nothing but it. Quietly partial: another process may put a file there
+    meanwhile, and the error that got here is the one to report."""
+    with contextlib.suppress(OSError):
+        if made and os.listdir(working_dir) == [LOCK]:
+            os.remove(os.path.join(working_dir, LOCK))
+            for path in made:
+                os.rmdir(path)
 
 
 def _unwritable(working_dir, error):

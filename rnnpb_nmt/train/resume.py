@@ -26,21 +26,19 @@ def train(request):
     """Train a new model into the --working_dir of ``request`` (a ``flags.RunRequest``: the command's
     flags given, its registries and training options), or resume its unfinished run of the same
     configuration."""
-    given, config = _requested(request)
     strategy = _strategy(request.distribute)  # first: a multi-worker strategy must precede other TF work
     run = WorkingDir(request.working_dir).for_worker(strategy)
-    task = request.tasks[config.data.task](config, run.path)
-    # Locked before anything is read (what with_saved_settings peeked at is checked again), written
-    # or moved; a directory that --start_over renames away takes its held lock along, and the new
-    # one is locked too before it is written.
+    # Locked before anything is read, written or moved; what a run left there is read at once (a
+    # run --start_over sets aside, not even its hparams.json); a directory that --start_over renames
+    # away takes its held lock along, and the new one is locked too before it is written.
     with contextlib.ExitStack() as locks:
-        held = locks.enter_context(run.locked())
-        config, resuming, start_over = _decide(request, run, held, config, given)
+        found = locks.enter_context(run.locked(None if request.start_over else request.models))
+        given, config, resuming = decide(request, found, run.path)
+        task = request.tasks[config.data.task](config, run.path)
         corpus = task.load_corpus(given, config, run.load_vocabularies() if resuming else None)
         config = config.replace(**task.derived(given, corpus))
-        if start_over:  # only once the new run's data has loaded, so a typo does not move the old run
-            print(f"--start_over: the previous run is now {run.set_aside()}")
-            locks.enter_context(run.locked())
+        if request.start_over and found.files:  # only once the new data has loaded: a typo moves nothing
+            print(f"--start_over: the previous run is now {locks.enter_context(run.set_aside())}")
         tf.keras.utils.set_random_seed(config.training.seed)  # initialisation (epochs seed their own draws)
         with strategy.scope():
             model = request.models[config.model.model](config, corpus.vocab1, corpus.vocab2)
@@ -55,34 +53,30 @@ def train(request):
         print(next_step(run.path, config.data.train_set1))
 
 
-def _requested(request):
-    """The flags given, completed by the saved settings of a run to continue (``with_saved_settings``;
-    not with --start_over), and their configuration, once its task has the training files it
-    requires and its model is known."""
-    given = request.given if request.start_over else with_saved_settings(request)
+def decide(request, found, working_dir):
+    """(flags, configuration, resuming) of training into ``working_dir``, from the ``request`` and what
+    a run left there (``found``, a ``workdir.Found`` read under its lock): a new run (nothing there,
+    or --start_over: it is set aside), or the unfinished run there resumed with its saved
+    configuration (``resumed_config``); else a UserError, and nothing changed.
+
+    The flags given are completed by the saved settings of a run to continue when none of the
+    training files its task requires is given (``with_saved_settings``): ``--do_training
+    --working_dir=DIR`` continues DIR's run without every flag typed again."""
+    given = with_saved_settings(request.given, found.config, request.tasks)
     config = Config.from_flat(given)
     for name in request.tasks[config.data.task].required_files:
         if not given.get(name):
             raise UserError(f"--do_training needs --{name}")
     if config.model.model not in request.models:
         raise UserError(f"--model={config.model.model}: unknown (choose from {', '.join(request.models)})")
-    return given, config
-
-
-def _decide(request, run, held, config, given):
-    """(configuration, resuming, start_over) of training into ``run`` (locked), where ``held`` are the
-    files of a run (``WorkingDir.run_files``): a new run (none there, or --start_over: they are set
-    aside), or the unfinished run there resumed with its saved configuration; else a UserError, and
-    nothing changed."""
-    start_over = request.start_over and bool(held)
-    if start_over or not held:
+    if request.start_over or not found.files:
         config_lib.check_applicable(given, config)
-        return config, False, start_over
-    if WorkingDir.HPARAMS not in held:
-        raise UserError(f"--working_dir={run} holds {', '.join(held)} but no hparams.json: not a run "
-                        "to resume; choose a new directory, or add --start_over to move it aside "
+        return given, config, False
+    if WorkingDir.HPARAMS not in found.files:
+        raise UserError(f"--working_dir={working_dir} holds {', '.join(found.files)} but no hparams.json: not a "
+                        "run to resume; choose a new directory, or add --start_over to move it aside "
                         "(nothing was changed)")
-    return resumed_config(run, request.models, config, given), True, False
+    return given, resumed_config(found, working_dir, config, given), True
 
 
 def next_step(working_dir, train_set):
@@ -95,30 +89,27 @@ def next_step(working_dir, train_set):
             f"--working_dir={shlex.quote(working_dir)} --test_set={test_set}")
 
 
-def with_saved_settings(request):
-    """The flags given, completed by the saved settings of the run in --working_dir when it holds one
-    and none of the training files its task requires is given: ``--do_training --working_dir=DIR``
-    continues DIR's run without every flag typed again. Read before the lock is taken: under it,
-    ``resumed_config`` checks the flags against hparams.json again, whoever changed it meanwhile."""
-    given, saved = request.given, WorkingDir(request.working_dir).saved_config(request.models)
-    task = request.tasks.get(saved.data.task) if saved else None
+def with_saved_settings(given, saved, tasks):
+    """The flags ``given``, completed by the ``saved`` configuration of a run (None: none) when none of
+    the training files its task requires is given."""
+    task = tasks.get(saved.data.task) if saved else None
     if task is None or any(given.get(name) for name in task.required_files):
         return given
     flags = set(config_lib.names(flag=True))
     return {**{k: v for k, v in saved.to_flat().items() if k in flags and v is not None}, **given}
 
 
-def resumed_config(run, models, config, given):
+def resumed_config(found, working_dir, config, given):
     """The configuration an unfinished run resumes with: the saved one, with the --max_epochs of
     ``config`` and the run-time options among the flags ``given``; a UserError if it does not
     continue that run (``check_resumable``)."""
-    return check_resumable(run.path, models, config, given).replace(
+    return check_resumable(found, working_dir, config, given).replace(
         max_epochs=config.training.max_epochs, **_unsaved(given))
 
 
-def check_resumable(working_dir, models, config, given):
-    """The saved configuration of an unfinished run in ``working_dir`` that ``config`` (of the flags
-    ``given``) continues; else a UserError.
+def check_resumable(found, working_dir, config, given):
+    """The saved configuration of an unfinished run (``found`` in ``working_dir``) that ``config`` (of
+    the flags ``given``) continues; else a UserError.
 
     Only --max_epochs may differ, to let a run that reached it go on longer, and --preset, a name for
     flags' values (the values are compared). The translation and
@@ -127,9 +118,8 @@ def check_resumable(working_dir, models, config, given):
     run trained before such flags were refused (a model given another family's flag) resumes by the
     command that started it, and by that command without the flag.
     """
-    run = WorkingDir(working_dir)
-    saved = run.load_config(models)
-    if loop.is_finished(run.stats(), saved.replace(max_epochs=config.training.max_epochs)):
+    saved = found.config
+    if loop.is_finished(found.stats, saved.replace(max_epochs=config.training.max_epochs)):
         raise UserError(f"--working_dir={working_dir} already holds a trained model; "
                         "choose a new directory, or add --start_over (nothing was changed)")
     derived = set(config_lib.names(flag=False))

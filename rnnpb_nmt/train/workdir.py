@@ -19,6 +19,7 @@ whether --do_training starts, resumes or refuses a run on what they hold is deci
 """
 
 import contextlib
+import dataclasses
 import os
 import sys
 
@@ -30,6 +31,17 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import lock, loop
 from rnnpb_nmt.train.checkpoints import EPOCHS, RunCheckpoints
 from rnnpb_nmt.train.mid_epoch import MID_EPOCH
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What a run left in a working directory, read at once under its lock (``WorkingDir.locked``):
+    ``files``, hparams.json and the RUN_FILES there; ``config``, hparams.json's (None when there is
+    none, or it was not asked for); ``stats``, training_stats.json's (None before a first epoch)."""
+
+    files: tuple
+    config: Config = None
+    stats: run_stats.RunStatistics = None
 
 
 class WorkingDir:
@@ -71,39 +83,34 @@ class WorkingDir:
             return self
         return WorkingDir(f"{os.path.normpath(self.path)}.{resolver.task_type}-{resolver.task_id}")
 
+    def found(self, models=None):
+        """What of a run is here (``Found``); with ``models`` (the known --model names) its saved
+        configuration and statistics too."""
+        files = tuple(self.run_files())
+        if models is None or self.HPARAMS not in files:
+            return Found(files)
+        return Found(files, self.load_config(models), self.stats())
+
     @contextlib.contextmanager
-    def locked(self):
-        """Hold the directory's lock inside the ``with`` (``lock.exclusive``, which makes it if need be),
-        which gets what of a run is here, read under the lock (``run_files``).
-        A failure inside that leaves a directory this made holding nothing but the lock file removes it
-        again: a start that fails (a missing training file, a flag the model refuses) leaves no empty
-        working directory behind. A directory that existed before is never removed."""
-        with lock.exclusive(self.path) as made:
-            try:
-                yield self.run_files()
-            except BaseException:
-                self._unmake(made)
-                raise
+    def locked(self, models=None):
+        """Hold the directory's lock inside the ``with`` (``lock.exclusive``: it makes the directory if
+        need be, and removes it again if the start fails), which gets what of a run is here, read under
+        the lock (``found``, given ``models``)."""
+        with lock.exclusive(self.path):
+            yield self.found(models)
 
-    def _unmake(self, made):
-        """Remove the directories ``made`` for the lock (innermost first) while they hold nothing but it.
-        Quietly partial: another process may put a file there meanwhile, and the error that got here
-        is the one to report."""
-        with contextlib.suppress(OSError):
-            if made and os.listdir(self.path) == [lock.LOCK]:
-                os.remove(self.file(lock.LOCK))
-                for path in made:
-                    os.rmdir(path)
-
+    @contextlib.contextmanager
     def set_aside(self):
-        """Rename the directory to ``<working_dir>.previous-N`` (the first free N) and return that
-        name: --start_over never deletes a run, it moves it out of the way."""
+        """Rename the directory (its held lock goes along) to ``<working_dir>.previous-N`` (the first free
+        N), and hold the lock of a new one in its place inside the ``with``, which gets the old run's
+        new name: --start_over never deletes a run, it moves it out of the way."""
         base = os.path.normpath(self.path)
         n = 1
         while os.path.exists(f"{base}.previous-{n}"):
             n += 1
         os.rename(base, f"{base}.previous-{n}")
-        return f"{base}.previous-{n}"
+        with lock.exclusive(self.path):
+            yield f"{base}.previous-{n}"
 
     def save_setup(self, config, vocab1, vocab2):
         """Write what is needed to rebuild the model: hyperparameters and vocabularies."""
