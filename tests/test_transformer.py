@@ -119,3 +119,22 @@ def test_the_same_seed_gives_the_same_weights_and_dropout_draws_from_it(tmp_path
         np.testing.assert_array_equal(again[key], value, err_msg=key)
     # The same initial weights (the seed's) trained without dropout: the masks changed the training.
     assert any(not np.array_equal(no_dropout[key], value) for key, value in first.items() if key.startswith("model/"))
+
+
+def test_attention_is_keras_multi_head_attention_and_reads_its_checkpoints(tmp_path):
+    """The Transformers' attention (its keys and values kept apart for search) computes what
+    tf.keras.layers.MultiHeadAttention does, and a checkpoint of that layer, as runs before it were
+    trained with, restores into it."""
+    from rnnpb_nmt.layers.transformer import Attention
+
+    rng = np.random.default_rng(0)
+    x, memory = (tf.constant(rng.normal(size=shape), tf.float32) for shape in ((2, 3, 8), (2, 5, 8)))
+    mask = tf.constant([[[True] * 5], [[True, True, False, False, False]]])
+    keras = tf.keras.layers.MultiHeadAttention(2, 4)
+    expected = keras(x, memory, attention_mask=mask).numpy()
+    tf.train.Checkpoint(layer=keras).write(str(tmp_path / "ckpt"))
+    ours = Attention(8, 2, "attention")
+    ours(x, memory, mask)  # builds its weights, then replaced by the checkpoint's
+    tf.train.Checkpoint(layer=ours).read(str(tmp_path / "ckpt")).assert_existing_objects_matched()
+    np.testing.assert_allclose(ours(x, memory, mask).numpy(), expected, atol=1e-6)
+    np.testing.assert_allclose(ours.step(x, *ours.keys_values(memory), mask).numpy(), expected, atol=1e-6)

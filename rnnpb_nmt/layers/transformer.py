@@ -6,9 +6,13 @@ Transformer language models).
 
 Pre-layer-norm: each sublayer reads LayerNorm(x) and adds its output to x; a last LayerNorm after
 each stack. Dropout is one mask per element drawn from the trainer's generator (``rng``), as the
-recurrent layers draw theirs: training is reproducible by --seed and resumable. The Keras attention
-layers' own dropout (on the attention weights) draws from Keras's seed, not from ``rng``, so it
-stays 0.
+recurrent layers draw theirs: training is reproducible by --seed and resumable; there is none on
+the attention weights.
+
+Search keeps, per decoder layer, the projected keys and values of the positions so far and of what
+the layer attends to (``Attention.keys_values``): a step projects only its own position, as
+OpenNMT-tf's and fairseq's incremental decoders do, rather than every cached position and the
+source again (run_scripts/results/notes/scale.md, 2026-12-06).
 """
 
 import math
@@ -16,6 +20,7 @@ import math
 import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.scores import NEG
 
 EPSILON = 1e-6  # LayerNorm's, as tensor2tensor's and fairseq's pre-norm Transformers
 
@@ -42,10 +47,54 @@ class FeedForward(tf.Module):
         return self.output_layer(self.hidden(x))
 
 
-def attention_layer(units, heads, name):
-    """Multi-head attention of ``heads`` heads of units / heads dimensions each, its weights'
-    dropout 0 (the module docstring)."""
-    return tf.keras.layers.MultiHeadAttention(heads, units // heads, dropout=0.0, name=name)
+class Attention(tf.Module):
+    """Multi-head scaled dot-product attention (Vaswani et al. §3.2.2) of ``heads`` heads of units /
+    heads dimensions each, whose keys and values are projected apart from its queries
+    (``keys_values``), so that search keeps them. Its projections and arithmetic are
+    tf.keras.layers.MultiHeadAttention's (names, shapes, the order they are made in, equations),
+    which trained the runs before it: their checkpoints load, and a seed gives the same weights."""
+
+    def __init__(self, units, heads, name):
+        super().__init__(name=name)
+        depth = units // heads
+        self.scale = 1.0 / math.sqrt(float(depth))
+        self._query_dense = _projection("abc,cde->abde", (None, heads, depth), "de", "query")
+        self._key_dense = _projection("abc,cde->abde", (None, heads, depth), "de", "key")
+        self._value_dense = _projection("abc,cde->abde", (None, heads, depth), "de", "value")
+        self._output_dense = _projection("abcd,cde->abe", (None, units), "e", "attention_output")
+
+    @property
+    def compute_dtype(self):
+        """The dtype of its keys, values and outputs (half precision under --mixed_precision)."""
+        return self._key_dense.compute_dtype
+
+    # Within the layer's name scope, as MultiHeadAttention's: its variables' names are those too.
+    @tf.Module.with_name_scope
+    def keys_values(self, x):
+        """The keys and values (B, S, heads, depth) of positions x (B, S, units)."""
+        return self._key_dense(x), self._value_dense(x)
+
+    @tf.Module.with_name_scope
+    def __call__(self, x, memory, mask):
+        """The attention of positions x (B, T, units) over positions ``memory`` (B, S, units); ``mask``
+        (B or 1, T or 1, S) or None: which positions may be attended to."""
+        query = self._query_dense(x)  # before the keys: MultiHeadAttention's order of making weights
+        return self._weigh(query, *self.keys_values(memory), mask)
+
+    @tf.Module.with_name_scope
+    def step(self, x, keys, values, mask=None):
+        """``__call__`` over positions whose ``keys_values`` are given."""
+        return self._weigh(self._query_dense(x), keys, values, mask)
+
+    def _weigh(self, query, keys, values, mask):
+        scores = tf.einsum("aecd,abcd->acbe", keys, query * self.scale)  # (B, heads, T, S)
+        if mask is not None:  # NEG, or float16's lowest (-65504; Keras's choice too) where NEG overflows it
+            scores = tf.where(mask[:, None], scores, max(NEG, scores.dtype.min))
+        return self._output_dense(tf.einsum("acbe,aecd->abcd", tf.nn.softmax(scores), values))
+
+
+def _projection(equation, output_shape, bias_axes, name):
+    return tf.keras.layers.EinsumDense(equation, output_shape=output_shape, bias_axes=bias_axes, name=name)
 
 
 class EncoderLayer(tf.Module):
@@ -54,14 +103,14 @@ class EncoderLayer(tf.Module):
     def __init__(self, units, heads, hidden, name):
         super().__init__(name=name)
         self.attention_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="attention_norm")
-        self.attention = attention_layer(units, heads, "attention")
+        self.attention = Attention(units, heads, "attention")
         self.ffn_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="ffn_norm")
         self.ffn = FeedForward(units, hidden, "ffn")
 
     def __call__(self, x, key_mask, dropout):
         """x (B, S, units), key_mask (B, 1, S): which positions may be attended to."""
         normed = self.attention_norm(x)
-        x = x + dropout(self.attention(normed, normed, attention_mask=key_mask))
+        x = x + dropout(self.attention(normed, normed, key_mask))
         return x + dropout(self.ffn(self.ffn_norm(x)))
 
 
@@ -71,25 +120,45 @@ class DecoderLayer(tf.Module):
 
     def __init__(self, units, heads, hidden, name, cross=True):
         super().__init__(name=name)
+        self.shape = (heads, units // heads)
         self.self_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="self_norm")
-        self.self_attention = attention_layer(units, heads, "self_attention")
+        self.self_attention = Attention(units, heads, "self_attention")
         if cross:
             self.cross_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="cross_norm")
-            self.cross_attention = attention_layer(units, heads, "cross_attention")
+            self.cross_attention = Attention(units, heads, "cross_attention")
         self.cross = cross
         self.ffn_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="ffn_norm")
         self.ffn = FeedForward(units, hidden, "ffn")
 
-    def __call__(self, x, past, memory, source_mask, causal_mask, dropout):
-        """The outputs at target positions x (B, T, units), and the normalised self-attention inputs
-        of the positions so far (``past`` (B, P, units), or None, then these T), which they attend to.
+    def start_cache(self, batch_size, memory=None):
+        """The search cache of no position yet: empty self-attention keys and values, of a length
+        whose static value is unknown (each step makes it one longer, and search's loops accept the
+        growth), and the keys and values of ``memory`` (B, S, units) that the cross-attention reads."""
+        empty = tf.zeros([batch_size, 0, *self.shape], self.self_attention.compute_dtype)
+        empty = tf.compat.v1.placeholder_with_default(empty, [None, None, *self.shape])
+        cache = {"keys": empty, "values": empty}
+        if self.cross:
+            cache["memory_keys"], cache["memory_values"] = self.cross_attention.keys_values(memory)
+        return cache
+
+    def __call__(self, x, cache, memory, source_mask, causal_mask, dropout):
+        """The outputs at target positions x (B, T, units) and the ``cache`` extended by them: without
+        one (None), they attend to each other and to ``memory`` (B, S, units); with one
+        (``start_cache``'s), to the positions it holds too, and to the memory it holds.
         ``causal_mask`` (1, T, P + T) or None (every position so far); ``source_mask`` (B, 1, S)."""
         normed = self.self_norm(x)
-        keys = normed if past is None else tf.concat([past, normed], axis=1)
-        x = x + dropout(self.self_attention(normed, keys, attention_mask=causal_mask))
+        if cache is None:
+            x = x + dropout(self.self_attention(normed, normed, causal_mask))
+        else:
+            keys, values = self.self_attention.keys_values(normed)
+            cache = dict(cache, keys=tf.concat([cache["keys"], keys], 1), values=tf.concat([cache["values"], values], 1))
+            x = x + dropout(self.self_attention.step(normed, cache["keys"], cache["values"], causal_mask))
         if self.cross:
-            x = x + dropout(self.cross_attention(self.cross_norm(x), memory, attention_mask=source_mask))
-        return x + dropout(self.ffn(self.ffn_norm(x))), keys
+            normed = self.cross_norm(x)
+            attended = self.cross_attention(normed, memory, source_mask) if cache is None else \
+                self.cross_attention.step(normed, cache["memory_keys"], cache["memory_values"], source_mask)
+            x = x + dropout(attended)
+        return x + dropout(self.ffn(self.ffn_norm(x))), cache
 
 
 class TiedOutput(tf.Module):
@@ -150,20 +219,17 @@ def causal_mask(length):
     return tf.linalg.band_part(tf.ones([length, length], tf.bool), -1, 0)[None]
 
 
-def decode(layers, x, past, memory, memory_mask, causal, dropout):
-    """Decoder ``layers`` over embedded targets x (B, T, units) after the cached ``past`` (a tensor
-    per layer, or None): (their outputs, before the last LayerNorm, and the caches extended by these
-    positions)."""
-    caches = []
-    for layer, cache in zip(layers, [None] * len(layers) if past is None else past):
+def decode(layers, x, caches, memory, memory_mask, causal, dropout):
+    """Decoder ``layers`` over embedded targets x (B, T, units), given ``memory`` (B, S, units), or
+    after the positions of their search ``caches`` (``start_caches``'s; None: none): their outputs,
+    before the last LayerNorm, and the caches extended by these positions."""
+    extended = []
+    for layer, cache in zip(layers, [None] * len(layers) if caches is None else caches):
         x, cache = layer(x, cache, memory, memory_mask, causal, dropout)
-        caches.append(cache)
-    return x, tuple(caches)
+        extended.append(cache)
+    return x, tuple(extended)
 
 
-def empty_caches(batch_size, units, count):
-    """``count`` decoder caches of no position yet, of a length whose static value is unknown: each
-    search step makes it one longer, and search's loops accept the growth."""
-    empty = tf.zeros([batch_size, 0, units])
-    empty = tf.compat.v1.placeholder_with_default(empty, [None, None, units])
-    return tuple(empty for _ in range(count))
+def start_caches(layers, batch_size, memory=None):
+    """Each decoder layer's search cache (``DecoderLayer.start_cache``) of no position yet."""
+    return tuple(layer.start_cache(batch_size, memory) for layer in layers)

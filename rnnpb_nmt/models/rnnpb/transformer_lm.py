@@ -18,7 +18,7 @@ thesis's frame, where the vector is a PB that the language model itself refines.
 import tensorflow as tf
 
 from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, WordEmbedding, causal_mask, decode,
-                                          dropout_of, empty_caches)
+                                          dropout_of, start_caches)
 from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy, token_mask
 
 
@@ -65,19 +65,18 @@ class TransformerPBLanguageModel(tf.Module):
         return summed_cross_entropy(logits, seq, self.label_smoothing if rng is not None else 0.0)
 
     def start_state(self, pb):
-        """Generation state for PBs (N, num_PB): their slots and empty self-attention caches, or
-        with a prefix the caches of the slots' positions."""
-        past = empty_caches(tf.shape(pb)[0], self.units, len(self.decoder_layers))
-        if self.prefix:
-            _, past = decode(self.decoder_layers, self._memory(pb), past, None, None, causal_mask(self.prefix),
-                             lambda x: x)
-            return {"past": past}
-        return {"memory": self._memory(pb), "past": past}
+        """Generation state for PBs (N, num_PB): the decoder layers' search caches, holding the slots'
+        keys and values for the cross-attention, or with a prefix the slots' positions."""
+        if not self.prefix:
+            return {"past": start_caches(self.decoder_layers, tf.shape(pb)[0], self._memory(pb))}
+        _, past = decode(self.decoder_layers, self._memory(pb), start_caches(self.decoder_layers, tf.shape(pb)[0]),
+                         None, None, causal_mask(self.prefix), lambda x: x)
+        return {"past": past}
 
     def step(self, tokens, state):
         """Next-word logits after ``tokens`` (N,), and the state with this position cached."""
-        x = self.embedding(tokens[:, None], start=tf.shape(state["past"][0])[1])
-        x, caches = decode(self.decoder_layers, x, state["past"], state.get("memory"), None, None, lambda x: x)
+        x = self.embedding(tokens[:, None], start=tf.shape(state["past"][0]["keys"])[1])
+        x, caches = decode(self.decoder_layers, x, state["past"], None, None, None, lambda x: x)
         return self.output_layer(self.norm(x))[:, 0], {**state, "past": caches}
 
 

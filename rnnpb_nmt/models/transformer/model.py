@@ -17,17 +17,17 @@ the paper's post-norm needs a learning-rate schedule the toolkit's optimisers do
   layers' own dropout (on the attention weights) draws from Keras's seed, not from ``rng``, so it
   stays 0.
 - Search: ``decoder_start`` encodes the source once; the state keeps, per decoder layer, the
-  normalised inputs of its self-attention at the positions so far (what the next position attends
-  to), so a step computes only the new position: each layer appends the new position's input to its
-  cache and attends over it. The caches grow along axis 1 (the hypothesis on axis 0, as search
-  needs), whose static length is left unknown so that search's loops accept the growth.
+  projected keys and values of the source and of the target positions so far, so a step computes
+  only the new position: each layer appends the new position's keys and values to its cache and
+  attends over it. The caches grow along axis 1 (the hypothesis on axis 0, as search needs), whose
+  static length is left unknown so that search's loops accept the growth.
 """
 
 import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, TiedOutput, WordEmbedding, causal_mask,
-                                          decode, dropout_of, empty_caches, feed_forward_width)
+                                          decode, dropout_of, feed_forward_width, start_caches)
 from rnnpb_nmt.models.losses import token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
@@ -72,9 +72,9 @@ class Transformer(TeacherForcedModel):
             x = layer(x, mask, dropout)
         return self.encoder_norm(x), mask
 
-    def _decode(self, x, past, memory, source_mask, causal, dropout):
-        """(logits (B, T, V), the caches extended) of embedded targets x after the cached ``past``."""
-        x, caches = decode(self.decoder_layers, x, past, memory, source_mask, causal, dropout)
+    def _decode(self, x, caches, memory, source_mask, causal, dropout):
+        """(logits (B, T, V), the caches extended) of embedded targets x after the search ``caches``."""
+        x, caches = decode(self.decoder_layers, x, caches, memory, source_mask, causal, dropout)
         return self.output_layer(self.decoder_norm(x)), caches
 
     def teacher_forced_logits(self, src, previous, rng=None):
@@ -86,10 +86,10 @@ class Transformer(TeacherForcedModel):
 
     def decoder_start(self, src):
         memory, source_mask = self.encode(src)
-        return memory, source_mask, empty_caches(tf.shape(src)[0], self.config.model.units, len(self.decoder_layers))
+        return source_mask, start_caches(self.decoder_layers, tf.shape(src)[0], memory)
 
     def decoder_step(self, tokens, state):
-        memory, source_mask, past = state
-        x = self.tgt_embedding(tokens[:, None], start=tf.shape(past[0])[1])
-        logits, caches = self._decode(x, past, memory, source_mask, None, lambda x: x)
-        return logits[:, 0], (memory, source_mask, caches)
+        source_mask, caches = state
+        x = self.tgt_embedding(tokens[:, None], start=tf.shape(caches[0]["keys"])[1])
+        logits, caches = self._decode(x, caches, None, source_mask, None, lambda x: x)
+        return logits[:, 0], (source_mask, caches)
