@@ -15,7 +15,9 @@ measurement is a child process of its own (a fresh interpreter), its peak memory
   (``--units=32 --batch_size=64``) and its ``Trainer`` taking ``--steps`` steps of the first epoch
   (``peak_train_memory_mb``; ``seconds_to_first_step``: the child's start to its first step's end,
   imports included; ``train_target_tokens_per_second``: the target tokens, ``<end>`` included, of
-  the steps after the first, per second);
+  the steps after the first, per second; ``train_corpus_mapped_mb``: of its memory at the end, the
+  pages of ``prepared/``'s memory-mapped files, which batches map as they read them, a file's
+  neighbouring pages with them: counted in ``ru_maxrss``, but the system's file cache);
 - with ``--compare_lists``, ``lists``: the path before issue 91 on the same files (every file a
   list of word lists, a list of symbol lists beside it, then a list of id arrays:
   ``peak_lists_memory_mb``, ``lists_seconds``).
@@ -140,7 +142,22 @@ def child_train(corpus_dir, working_dir, steps):
         if step + 1 == steps:
             break
     return {"seconds_to_first_step": first - STARTED,
-            "train_target_tokens_per_second": tokens / (time.perf_counter() - first)}
+            "train_target_tokens_per_second": tokens / (time.perf_counter() - first),
+            "train_corpus_mapped_mb": _mapped_kb(os.path.join(working_dir, "prepared")) / 1024}
+
+
+def _mapped_kb(directory):
+    """The resident pages (KB) of this process's memory maps of files in ``directory``: the part of
+    its ``ru_maxrss`` that is the system's cache of those files, which it may drop and read again."""
+    total, mapped = 0, False
+    with open("/proc/self/smaps", encoding="utf-8") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if fields[0].endswith(":"):  # a mapping's "Name: value kB" lines
+                total += int(fields[1]) if mapped and fields[0] == "Rss:" else 0
+            else:  # a mapping's first line: addresses, permissions, offset, device, inode, path
+                mapped = len(fields) >= 6 and os.path.dirname(fields[5]) == os.path.realpath(directory)
+    return total
 
 
 CHILDREN = {"prepare": child_prepare, "lists": child_lists, "train": child_train}

@@ -1,8 +1,11 @@
 """--curriculum_epochs: the first epochs train on the shorter pairs, growing to all of them."""
 
+import math
+
 import numpy as np
 from hypothesis import given, strategies as st
 
+from rnnpb_nmt.data.packed import pack
 from rnnpb_nmt.train.curriculum import curriculum_indices, length_limit
 
 
@@ -20,9 +23,25 @@ def test_the_limit_grows_each_epoch_from_above_the_shortest_to_the_longest_at_th
 def test_an_epoch_keeps_the_short_pairs_in_corpus_order():
     src = [[1] * n for n in (8, 64, 20, 9, 40, 36)]
     # 8 + (64 - 8) * 1 / 4 = 22: the pairs of 8, 20 and 9 symbols
-    assert curriculum_indices(src, 1, 4) == [0, 2, 3]
-    assert curriculum_indices(src, 2, 4) == [0, 2, 3, 5]  # up to 36
-    assert curriculum_indices(src, 4, 4) == curriculum_indices(src, 1, 0) == list(range(6))
+    assert curriculum_indices(src, 1, 4).tolist() == [0, 2, 3]
+    assert curriculum_indices(src, 2, 4).tolist() == [0, 2, 3, 5]  # up to 36
+    assert curriculum_indices(src, 4, 4).tolist() == curriculum_indices(src, 1, 0).tolist() == list(range(6))
+    assert curriculum_indices([], 1, 4).tolist() == []
+
+
+@given(st.lists(st.integers(1, 80), max_size=60), st.integers(1, 8), st.integers(0, 6))
+def test_the_indices_of_the_packed_lengths_are_those_of_a_loop_over_the_sentences(lengths, epoch, epochs):
+    """The vectorised indices: those a loop over the sentences takes (the code before issue 91), for
+    lists of sentences and packed ones, as int64 (the dtype the epoch's permutation is drawn from)."""
+    src = [np.arange(n, dtype=np.int32) for n in lengths]
+    expected = []
+    if lengths:
+        shortest, longest = min(len(s) for s in src), max(len(s) for s in src)
+        limit = longest if epochs == 0 or epoch >= epochs else shortest + math.ceil((longest - shortest) * epoch / epochs)
+        expected = [i for i, s in enumerate(src) if len(s) <= limit]
+    for sentences in (src, pack(src)):
+        got = curriculum_indices(sentences, epoch, epochs)
+        assert got.dtype == np.int64 and got.tolist() == expected
 
 
 def test_the_trainer_draws_an_early_epoch_from_the_short_pairs_only(setup):  # noqa: F811

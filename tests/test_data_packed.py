@@ -10,10 +10,12 @@ import tensorflow as tf
 
 from helpers import tiny_config
 from rnnpb_nmt.data import corpus
+from hypothesis import given, settings, strategies as st
+
 from rnnpb_nmt.data.dataset import (BUCKET_BOUNDARIES, encode_all, evaluation_batches, make_dataset, padded_lengths,
-                                    read_sentences, token_batches)
-from rnnpb_nmt.data.packed import Draft, PackedSentences, tensors
-from rnnpb_nmt.data.vocabulary import Vocabulary
+                                    padded_rows, read_sentences, token_batches)
+from rnnpb_nmt.data.packed import Draft, PackedSentences, pack
+from rnnpb_nmt.data.vocabulary import PAD_ID, Vocabulary
 from rnnpb_nmt.errors import UserError
 
 SENTENCES = [["b", "a", "b"], ["c"], ["d", "c", "a", "e"], ["e", "b"], ["a"]]
@@ -68,8 +70,8 @@ def assert_same_corpus(got, expected):
 
 
 def reference_dataset(src, tgt, batch_size=16, order=None, bucket=True, batches=None):
-    """make_dataset as it was before issue 91 (bucketed, or of given batches): the sentences of an
-    epoch gathered into ragged columns."""
+    """make_dataset as it was before issue 91 (bucketed, consecutive, or of given batches): the
+    sentences of an epoch gathered into ragged columns."""
     def columns(indices):
         ragged = {k: tf.RaggedTensor.from_row_lengths(np.concatenate([side[i] for i in indices]), [len(side[i]) for i in indices])
                   for k, side in (("src", src), ("tgt", tgt))}
@@ -82,6 +84,9 @@ def reference_dataset(src, tgt, batch_size=16, order=None, bucket=True, batches=
         return tf.data.Dataset.from_tensor_slices({k: tf.RaggedTensor.from_row_lengths(v, sizes)
                                                    for k, v in columns(flat).items()}).map(dense)
     shapes, values = {"index": [], "src": [None], "tgt": [None]}, {k: np.int32(0) for k in ("index", "src", "tgt")}
+    if not bucket:
+        return tf.data.Dataset.from_tensor_slices(columns(order)).map(dense).padded_batch(
+            batch_size, padded_shapes=shapes, padding_values=values)
     return tf.data.Dataset.from_tensor_slices(columns(order)).map(dense).bucket_by_sequence_length(
         lambda ex: tf.reduce_max([tf.shape(ex["src"])[0], tf.shape(ex["tgt"])[0]]), BUCKET_BOUNDARIES,
         [batch_size] * (len(BUCKET_BOUNDARIES) + 1), padded_shapes=shapes, padding_values=values)
@@ -95,6 +100,27 @@ def first_batches(loaded, make=make_dataset, count=3):
     return [{k: v.numpy() for k, v in b.items()} for ds in (bucketed, by_tokens) for b in list(ds)[:count]]
 
 
+@settings(deadline=None, max_examples=25)
+@given(st.lists(st.tuples(st.integers(1, 60), st.integers(1, 60)), min_size=1, max_size=150), st.integers(1, 12),
+       st.randoms(use_true_random=False))
+def test_batches_read_from_the_packed_ids_are_tensorflows_own(lengths, batch_size, rng):
+    """Every batch, in its order, of the bucketed, consecutive and given batches is the one TensorFlow's own
+    pipeline (bucket_by_sequence_length, padded_batch, ragged columns) makes: lengths across the bucket
+    boundaries, unfinished batches in several buckets, both sides padded to their own longest."""
+    sides = [pack([np.arange(4, 4 + n, dtype=np.int32) for n in side]) for side in zip(*lengths)]
+    order = np.array(rng.sample(range(len(lengths)), len(lengths)), np.int32)
+    batches = token_batches(padded_lengths(*sides), order, 80, 1, np.random.default_rng(rng.getrandbits(32)))
+    for options, reference in (({"order": order, "bucket": True}, {"order": order, "bucket": True}),
+                               ({"order": order}, {"order": order, "bucket": False}),
+                               ({}, {"order": np.arange(len(lengths), dtype=np.int32), "bucket": False}),
+                               ({"batches": batches}, {"batches": batches})):
+        got = list(make_dataset(*sides, batch_size=batch_size, **options))
+        wanted = list(reference_dataset(*sides, batch_size=batch_size, **reference))
+        assert len(got) == len(wanted)
+        for g, w in zip(got, wanted):
+            assert g.keys() == w.keys() and all(g[k].dtype == w[k].dtype and np.array_equal(g[k], w[k]) for k in g)
+
+
 def test_packed_sentences_behave_as_the_list_of_arrays():
     vocab = Vocabulary.build(SENTENCES)
     as_list, as_packed = encode_all(vocab, SENTENCES), packed(SENTENCES, vocab)
@@ -106,8 +132,10 @@ def test_packed_sentences_behave_as_the_list_of_arrays():
     with pytest.raises(IndexError):
         as_packed[5]
     for sentences in (as_list, as_packed, as_packed[1:4]):
-        table = tensors(sentences)
-        assert table.to_list() == [list(s) for s in sentences] and table.dtype == tf.int32
+        numbers = np.arange(len(sentences))[::-1]
+        rows, width = padded_rows(pack(sentences), numbers), max(len(s) for s in sentences)
+        assert rows.dtype == np.int32
+        assert rows.tolist() == [list(sentences[i]) + [PAD_ID] * (width - len(sentences[i])) for i in numbers]
 
 
 def test_saved_packed_sentences_load_memory_mapped_and_a_damaged_file_is_a_one_line_error(tmp_path):

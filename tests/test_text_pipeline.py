@@ -2,10 +2,13 @@
 same at training, test and translation time; SentencePiece models trained on the training files
 and kept with the run."""
 
+import io
+
 import pytest
 
 from rnnpb_nmt.config import Config
-from rnnpb_nmt.data.dataset import read_sentences
+from rnnpb_nmt.data import text as text_module
+from rnnpb_nmt.data.dataset import iter_sentences, read_sentences
 from rnnpb_nmt.data.text import SUBWORD_MODELS, TextPipeline, looks_untokenized
 from rnnpb_nmt.data.vocabulary import UNK_ID
 from rnnpb_nmt.errors import UserError
@@ -61,6 +64,56 @@ def test_sentencepiece_training_is_repeatable_and_the_models_are_kept_with_the_r
     config = Config().replace(tokenize="none", subword="sentencepiece")
     loaded = TextPipeline.of(config.data, str(tmp_path))
     assert loaded.symbols(train2[3], 2) == first.symbols(train2[3], 2)
+
+
+def pieces(model):
+    """A SentencePiece model's pieces with their scores and kinds, by id."""
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(model_proto=model)
+    return [(processor.id_to_piece(i), processor.get_score(i), processor.is_unknown(i), processor.is_control(i))
+            for i in range(processor.get_piece_size())]
+
+
+def unbounded_model(sentences, vocab_size, kind):
+    """A model trained as before the sample bound (issue 91): every sentence, from lists in memory."""
+    import sentencepiece
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter([" ".join(s) for s in sentences]), model_writer=model, vocab_size=vocab_size,
+        model_type=kind, character_coverage=1.0, hard_vocab_limit=False, normalization_rule_name="identity",
+        bos_id=-1, eos_id=-1, unk_id=0, num_threads=1, minloglevel=2)
+    return model.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_a_corpus_within_the_sample_bound_gives_the_model_trained_on_all_of_it(demo_data, kind):
+    train = read_sentences(demo_data / "train.de")
+    assert len(train) < text_module.SUBWORD_SENTENCES
+    text = TextPipeline("none", "sentencepiece")
+    text.train_subwords(iter_sentences(demo_data / "train.de"), None, 150, kind, shared=True)  # streamed
+    assert pieces(text.models[0]) == pieces(unbounded_model(train, 150, kind))
+
+
+def test_a_corpus_beyond_the_sample_bound_trains_on_a_repeatable_sample(demo_data, monkeypatch):
+    train = read_sentences(demo_data / "train.en")
+    monkeypatch.setattr(text_module, "SUBWORD_SENTENCES", 150)
+    assert len(train) > 2 * 150
+    models = []
+    for _ in range(2):
+        text = TextPipeline("none", "sentencepiece")
+        text.train_subwords(iter(train), None, 120, "unigram", shared=True)
+        models.append(pieces(text.models[0]))
+    assert models[0] == models[1]  # the sample's seed is fixed
+    assert models[0] != pieces(unbounded_model(train, 120, "unigram"))  # a sample, not all of the corpus
+
+
+def test_a_bad_line_met_while_sentencepiece_reads_is_the_files_one_line_error(tmp_path):
+    bad = tmp_path / "train.en"
+    bad.write_bytes(b"a b c\nd e\n\xff f\n")
+    with pytest.raises(UserError, match=r"train.en:3: not valid UTF-8 \(byte 0\)$"):
+        TextPipeline("none", "sentencepiece").train_subwords(iter_sentences(bad), None, 20, "unigram", shared=True)
 
 
 def test_a_run_whose_subword_model_is_missing_or_damaged_says_so_in_one_line(tmp_path):

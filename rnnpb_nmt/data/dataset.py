@@ -84,20 +84,40 @@ def encode_all(vocab, sentences):
     return [np.array(vocab.encode(s) + [END_ID], dtype=np.int32) for s in sentences]
 
 
-def _examples(src, tgt, indices):
-    """A dataset of the ``index``, ``src`` (and ``tgt``) of the sentences numbered ``indices`` (a
-    vector: one example each, in that order; a ragged matrix: one example of a batch each, the
-    sentences padded with ``<pad>``). Each side's sentences are in memory once, as the ragged tensor
-    ``packed.tensors`` keeps, and each example is looked up in it as it is taken."""
-    tables = {"src": packed.tensors(src), **({"tgt": packed.tensors(tgt)} if tgt is not None else {})}
+def _examples(src, tgt, flat, sizes):
+    """A dataset of batches: the ``index``, ``src`` (and ``tgt``) of the sentences numbered ``flat``,
+    cut into batches of ``sizes`` sentences, each side padded with ``<pad>`` to its longest.
 
-    def example(index):
-        if index.shape.rank == 0:
-            rows = {k: table.values[table.row_splits[index]:table.row_splits[index + 1]] for k, table in tables.items()}
-        else:
-            rows = {k: tf.gather(table, index).to_tensor(PAD_ID) for k, table in tables.items()}
-        return {"index": index, **rows}
-    return tf.data.Dataset.from_tensor_slices(indices).map(example)
+    Each batch is gathered from the sides' ids (memory-mapped, for a corpus prepared on disk) as it
+    is taken: TensorFlow holds no copy of a side, so memory grows with the corpus by the file's
+    pages the batches touch, not by a second copy of it."""
+    sides = _sides(src, tgt)
+
+    def gather(index):
+        return [padded_rows(side, index) for side in sides.values()]
+
+    def batch(index):
+        rows = tf.numpy_function(gather, [index], [tf.int32] * len(sides))
+        return {"index": index, **{k: tf.ensure_shape(r, [None, None]) for k, r in zip(sides, rows)}}
+    ragged = tf.RaggedTensor.from_row_lengths(np.asarray(flat, np.int32), np.asarray(sizes, np.int64))
+    return tf.data.Dataset.from_tensor_slices(ragged).map(batch).prefetch(tf.data.AUTOTUNE)
+
+
+def _sides(src, tgt):
+    """{"src": src (and "tgt": tgt)} packed (``packed.pack``)."""
+    return {"src": packed.pack(src), **({"tgt": packed.pack(tgt)} if tgt is not None else {})}
+
+
+def padded_rows(sentences, index):
+    """The sentences (a ``PackedSentences``) numbered ``index`` as an int32 matrix, one a row, padded
+    with ``<pad>`` to the longest of them; read from the ids with one gather."""
+    starts = np.asarray(sentences.offsets[index], np.int64)
+    lengths = np.asarray(sentences.offsets[np.asarray(index, np.int64) + 1], np.int64) - starts
+    columns = np.arange(lengths.max(initial=0))
+    inside = columns < lengths[:, None]
+    rows = np.full(inside.shape, PAD_ID, np.int32)
+    rows[inside] = sentences.ids[(starts[:, None] + columns)[inside]]
+    return rows
 
 
 def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches=None):
@@ -106,26 +126,42 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches
     ``tgt`` may be None for monolingual or test data. Sentences are taken in file order, or in
     ``order`` (a permutation of the sentence numbers); either way each batch carries its
     sentences' numbers in the file. With ``bucket`` (training) batches are drawn from length
-    buckets; otherwise they are consecutive. ``batches`` (lists of sentence numbers, as
-    ``token_batches`` makes) gives the batches themselves, in their order, instead.
+    buckets (``bucket_batches``); otherwise they are consecutive. ``batches`` (lists of sentence
+    numbers, as ``token_batches`` makes) gives the batches themselves, in their order, instead.
     """
     if batches is not None:
-        flat = np.concatenate(batches).astype(np.int32) if batches else np.zeros([0], np.int32)
-        ds = _examples(src, tgt, tf.RaggedTensor.from_row_lengths(flat, [len(b) for b in batches]))
-        return ds.prefetch(tf.data.AUTOTUNE)
-    indices = np.arange(len(src), dtype=np.int32) if order is None else np.asarray(order, np.int32)
-    ds = _examples(src, tgt, indices)
-    padded_shapes = {k: ([] if k == "index" else [None]) for k in ds.element_spec}
-    padding_values = {k: (np.int32(0) if k == "index" else np.int32(PAD_ID)) for k in ds.element_spec}
+        flat = np.concatenate(batches) if batches else np.zeros([0], np.int32)
+        return _examples(src, tgt, flat, [len(b) for b in batches])
+    order = np.arange(len(src), dtype=np.int32) if order is None else np.asarray(order, np.int32)
     if bucket:
         # Batches of similar lengths waste less time on padding; the order stays random.
-        ds = ds.bucket_by_sequence_length(
-            lambda ex: tf.reduce_max([tf.shape(v)[0] for k, v in ex.items() if k != "index"]),
-            BUCKET_BOUNDARIES, [batch_size] * (len(BUCKET_BOUNDARIES) + 1),
-            padded_shapes=padded_shapes, padding_values=padding_values)
-    else:
-        ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values)
-    return ds.prefetch(tf.data.AUTOTUNE)
+        return _examples(src, tgt, *bucket_batches(padded_lengths(src, tgt), order, batch_size))
+    sizes = [batch_size] * (len(order) // batch_size) + ([len(order) % batch_size] if len(order) % batch_size else [])
+    return _examples(src, tgt, order, sizes)
+
+
+def bucket_batches(lengths, order, batch_size):
+    """The batches ``tf.data``'s ``bucket_by_sequence_length`` makes of the sentences of ``order``
+    (keyed by ``lengths``, bucketed at ``BUCKET_BOUNDARIES``), as (their sentence numbers one batch
+    after another, the batches' sizes); computed at once for an epoch.
+
+    Sentences go in ``order`` into the batch of their bucket; a batch is out when it has
+    ``batch_size`` sentences, and at the end each bucket's unfinished batch, by bucket (what its
+    ``group_by_window`` does: its groups are kept in a map ordered by key).
+    """
+    order = np.asarray(order)
+    keys = np.searchsorted(BUCKET_BOUNDARIES, np.asarray(lengths)[order], side="right")
+    by_key = np.argsort(keys, kind="stable")  # places in order, bucket by bucket, in order within each
+    sorted_keys = keys[by_key]
+    first = np.searchsorted(sorted_keys, sorted_keys)  # where each one's bucket begins in by_key
+    batch = (np.arange(len(order)) - first) // batch_size  # its batch within its bucket
+    complete = batch < np.bincount(keys, minlength=len(BUCKET_BOUNDARIES) + 1)[sorted_keys] // batch_size
+    # A batch comes out at its last sentence's place in order; the unfinished ones after them all.
+    last = by_key[np.minimum(first + (batch + 1) * batch_size - 1, len(order) - 1)]
+    out = np.where(complete, last, len(order) + sorted_keys)
+    taken = np.lexsort((np.arange(len(order)), out))
+    _, sizes = np.unique(out[taken], return_counts=True)
+    return order[by_key[taken]], sizes
 
 
 def padded_lengths(src, tgt=None):
@@ -205,9 +241,9 @@ def evaluation_batches(src, tgt=None, batch_size=256, max_padding=0.2, min_batch
     it pays for padding hundreds of times: the 256-sentence dev sets padded to their longest
     sentence were half padding. ``index`` says where each sentence came from. Returns a list.
     """
-    src, tgt = packed.pack(src), None if tgt is None else packed.pack(tgt)  # each in TensorFlow once, for every batch
+    sides = _sides(src, tgt)
     groups, group, tokens = [], [], 0
-    sizes = packed.lengths(src)
+    sizes = packed.lengths(sides["src"])
     for i in np.argsort(sizes, kind="stable"):
         n = int(sizes[i])
         full = len(group) == batch_size
@@ -218,7 +254,8 @@ def evaluation_batches(src, tgt=None, batch_size=256, max_padding=0.2, min_batch
         group.append(i)
         tokens += n
     groups += [group] if group else []
-    return [next(iter(make_dataset(src, tgt, batch_size=len(g), order=g))) for g in groups]
+    return [{"index": tf.constant(g, tf.int32), **{k: tf.constant(padded_rows(side, g)) for k, side in sides.items()}}
+            for g in groups]
 
 
 def batch_spec():

@@ -13,7 +13,6 @@ provisional ids to the vocabulary's, which ``counts()`` builds.
 """
 
 import array
-import weakref
 
 import numpy as np
 
@@ -93,28 +92,6 @@ def pack(sentences):
         return sentences
     offsets = np.concatenate([[0], np.cumsum(lengths(sentences))]).astype(np.int64)
     return PackedSentences(np.concatenate(list(sentences) or [np.zeros([0], np.int32)]).astype(np.int32), offsets)
-
-
-def tensors(sentences):
-    """Encoded sentences (a ``PackedSentences`` or a list of id arrays) as one ``tf.RaggedTensor``
-    (int32 rows), made once for a ``PackedSentences`` (kept as long as it lives): a corpus is in
-    TensorFlow's memory once, however many epochs make datasets of it."""
-    if not isinstance(sentences, PackedSentences):
-        return _ragged(pack(sentences))
-    if sentences not in _TENSORS:
-        _TENSORS[sentences] = _ragged(sentences)
-    return _TENSORS[sentences]
-
-
-_TENSORS = weakref.WeakKeyDictionary()
-
-
-def _ragged(sentences):  # of a PackedSentences, maybe a slice
-    import tensorflow as tf  # here: reading and preparing a corpus does not need TensorFlow
-
-    ids = sentences.ids[sentences.offsets[0]:sentences.offsets[-1]]
-    splits = sentences.offsets - sentences.offsets[0]
-    return tf.RaggedTensor.from_row_splits(tf.constant(ids, tf.int32), splits, validate=False)
 
 
 class Draft:

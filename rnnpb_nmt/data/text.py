@@ -19,11 +19,13 @@ mode and the Python API prepare text in exactly the same way:
 on the run's training files with ``--subword_vocab`` pieces, one model per language; one for both
 sides of an ``--autoencode`` run, whose vocabularies are one). The normalisation is the identity,
 so that pieces decode back to exactly the words they came from, characters unseen in training
-included.
+included. SentencePiece trains on at most ``SUBWORD_SENTENCES`` (a million) sentences a side: of
+a larger corpus, a sample fixed by a seed, read as the file streams by.
 """
 
 import io
 import os
+import random
 import re
 
 from rnnpb_nmt.data.files import atomic_file
@@ -33,6 +35,11 @@ TOKENIZE = ("pretokenized", "moses", "none")
 SUBWORD = ("none", "sentencepiece")
 SUBWORD_TYPES = ("unigram", "bpe")
 SUBWORD_MODELS = ("subword1.model", "subword2.model")  # in the working directory, one per side
+# SentencePiece trains on at most this many sentences of a side, sampled (with this seed) from a
+# larger corpus: a million lines are plenty for its statistics, and its memory grows with them
+# (it keeps every sentence it is given).
+SUBWORD_SENTENCES = 1_000_000
+SUBWORD_SEED = 91
 
 # A word that ends in punctuation glued to letters ("Tom." "there?") or starts with a quote: text
 # that no tokenizer has seen. Moses-tokenized text has none but abbreviations ("Mr.") and its
@@ -65,8 +72,8 @@ class TextPipeline:
     # -- training the subword models ---------------------------------------------------------
 
     def train_subwords(self, side1, side2, vocab_size, kind, shared):
-        """Train each side's SentencePiece model on its training sentences (word lists); ``shared``
-        (an --autoencode run) trains one model on side 1 for both."""
+        """Train each side's SentencePiece model on its training sentences (iterables of word lists,
+        each read once); ``shared`` (an --autoencode run) trains one model on side 1 for both."""
         if self.subword == "none":
             return
         first = _train_model(side1, vocab_size, kind)
@@ -187,20 +194,35 @@ class GluedCount:
 
 
 def _train_model(sentences, vocab_size, kind):
-    """The serialized SentencePiece model of ``kind`` trained on word lists. One thread and a fixed
-    seed-free algorithm: the same sentences always give the same model. ``hard_vocab_limit`` off:
-    a small corpus gives a smaller vocabulary instead of an error."""
+    """The serialized SentencePiece model of ``kind`` trained on word lists (an iterable, read once).
+    One thread and a seeded sample: the same sentences always give the same model.
+    ``hard_vocab_limit`` off: a small corpus gives a smaller vocabulary instead of an error."""
     import sentencepiece
 
     model = io.BytesIO()
+    lines = _sample((" ".join(words) for words in sentences), SUBWORD_SENTENCES, SUBWORD_SEED)
     try:
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=(" ".join(s) for s in sentences), model_writer=model, vocab_size=vocab_size,
-            model_type=kind, character_coverage=1.0, hard_vocab_limit=False, normalization_rule_name="identity",
+            sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size, model_type=kind,
+            character_coverage=1.0, hard_vocab_limit=False, normalization_rule_name="identity",
             bos_id=-1, eos_id=-1, unk_id=0, num_threads=1, minloglevel=2)
     except RuntimeError as e:
         raise UserError(f"--subword=sentencepiece: cannot train on the training files ({str(e).splitlines()[0]})") from None
     return model.getvalue()
+
+
+def _sample(lines, size, seed):
+    """All of ``lines`` in order when there are at most ``size``, else a uniform sample of ``size`` of
+    them (reservoir sampling, drawn by a generator seeded with ``seed``): memory bounded by ``size``
+    lines however long the corpus. Not SentencePiece's own ``input_sentence_size``: its sample
+    changes from run to run whatever seed it is given (SentencePiece 0.2)."""
+    rng, sample = random.Random(seed), []
+    for seen, line in enumerate(lines):
+        if seen < size:
+            sample.append(line)
+        elif (place := rng.randrange(seen + 1)) < size:
+            sample[place] = line
+    return sample
 
 
 def _read_model(path):

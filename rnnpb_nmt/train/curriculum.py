@@ -12,13 +12,17 @@ papers' training. What it did: run_scripts/results/notes/transduction.md (the le
 
 import math
 
+import numpy as np
+
+from rnnpb_nmt.data import packed
+
 
 def length_limit(lengths, epoch, epochs):
     """The longest source that epoch ``epoch`` (1-based) of a curriculum of ``epochs`` trains on:
-    the shortest of ``lengths`` plus (longest - shortest) / ``epochs`` per epoch (rounded up), so
-    that epoch ``epochs`` and every later one reach the longest; with ``epochs`` 0, the longest
-    from the start."""
-    shortest, longest = min(lengths), max(lengths)
+    the shortest of ``lengths`` (a sequence or an array) plus (longest - shortest) / ``epochs`` per
+    epoch (rounded up), so that epoch ``epochs`` and every later one reach the longest; with
+    ``epochs`` 0, the longest from the start."""
+    shortest, longest = int(np.min(lengths)), int(np.max(lengths))
     if epochs == 0 or epoch >= epochs:
         return longest
     return shortest + math.ceil((longest - shortest) * epoch / epochs)
@@ -29,8 +33,9 @@ def curriculum_indices(src, epoch, epochs):
     source (of ``src``, the encoded sources) is at most ``length_limit`` long. Numbers, not
     copies, so that a batch still names each pair by its place in the corpus (a bound model's
     per-sentence PBs are looked up by it), and the epoch's shuffle, seeded by the epoch, is the
-    same whether or not training was interrupted."""
-    if not src:
-        return []
-    limit = length_limit([len(s) for s in src], epoch, epochs)
-    return [i for i, s in enumerate(src) if len(s) <= limit]
+    same whether or not training was interrupted. An int64 array, computed from the lengths at
+    once (a packed corpus of millions of pairs has them as a vector)."""
+    lengths = packed.lengths(src)
+    if len(lengths) == 0:
+        return np.zeros([0], np.int64)
+    return np.flatnonzero(lengths <= length_limit(lengths, epoch, epochs)).astype(np.int64)

@@ -81,11 +81,10 @@ class TranslationTask(Task):
         files), a resumed one has them (``vocabularies`` given)."""
         languages = {1: language_of(data_files["train_set1"]), 2: language_of(data_files["train_set2"])}
         if vocabularies is None and self.text.subword != "none":
-            # SentencePiece trains on the word lists in memory (it keeps its input in memory anyway).
-            words = [list(self._words(data_files[f"train_set{side}"], languages[side])) for side in (1, 2)]
+            # The words stream into SentencePiece, which keeps a bounded sample (text.SUBWORD_SENTENCES).
+            words = [self._words(data_files[f"train_set{side}"], languages[side]) for side in (1, 2)]
             self.text.train_subwords(*words, config.data.subword_vocab, config.data.subword_type,
                                      shared=config.model.autoencode or languages[1] == languages[2])
-            del words
             _note_fewer_pieces(config.data.subword_vocab, self.text.piece_counts(), languages)
         glued = GluedCount()
         train1 = data_files["train_set1"]
