@@ -102,7 +102,8 @@ class TiedOutput(tf.Module):
         self.bias = tf.Variable(tf.zeros([embedding.input_dim]), name="bias")
 
     def __call__(self, x):
-        return tf.matmul(x, self.embedding.embeddings, transpose_b=True) + self.bias
+        # In x's dtype: under --mixed_precision, x and the product are half precision (the variables float32).
+        return tf.matmul(x, tf.cast(self.embedding.embeddings, x.dtype), transpose_b=True) + tf.cast(self.bias, x.dtype)
 
 
 class WordEmbedding(tf.Module):
@@ -124,7 +125,8 @@ class WordEmbedding(tf.Module):
         x = self.embedding(ids)
         if self.projection is not None:
             x = self.projection(x)
-        return x * math.sqrt(self.units) + sinusoids(start, tf.shape(ids)[1], self.units)[None]
+        positions = sinusoids(start, tf.shape(ids)[1], self.units)[None]
+        return x * math.sqrt(self.units) + tf.cast(positions, x.dtype)  # --mixed_precision: x's half precision
 
 
 def feed_forward_width(units, heads, ffn_units, owner):
@@ -161,9 +163,10 @@ def decode(layers, x, past, memory, memory_mask, causal, dropout):
     return x, tuple(caches)
 
 
-def empty_caches(batch_size, units, count):
+def empty_caches(batch_size, units, count, dtype=tf.float32):
     """``count`` decoder caches of no position yet, of a length whose static value is unknown: each
-    search step makes it one longer, and search's loops accept the growth."""
-    empty = tf.zeros([batch_size, 0, units])
+    search step makes it one longer, and search's loops accept the growth. ``dtype``: that of the
+    layers' outputs (half precision under --mixed_precision)."""
+    empty = tf.zeros([batch_size, 0, units], dtype)
     empty = tf.compat.v1.placeholder_with_default(empty, [None, None, units])
     return tuple(empty for _ in range(count))

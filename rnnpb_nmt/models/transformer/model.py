@@ -86,7 +86,8 @@ class Transformer(TeacherForcedModel):
 
     def decoder_start(self, src):
         memory, source_mask = self.encode(src)
-        return memory, source_mask, empty_caches(tf.shape(src)[0], self.config.model.units, len(self.decoder_layers))
+        return memory, source_mask, empty_caches(tf.shape(src)[0], self.config.model.units, len(self.decoder_layers),
+                                                 memory.dtype)
 
     def decoder_step(self, tokens, state):
         memory, source_mask, past = state
