@@ -5,6 +5,8 @@ a step whose gradients overflow; the other families refuse the flags in one line
 No GPU here: these check the arithmetic and the code paths, not the speed (run_scripts/gpu_check.py
 is for a machine with one)."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -15,7 +17,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import precision
 from rnnpb_nmt.train.step import Trainer
 
-from helpers import SYNTHETIC_LEMMAS, inflection_examples, models, status_in_process, tiny_config, train_args
+from helpers import ROOT, SYNTHETIC_LEMMAS, inflection_examples, models, status_in_process, tiny_config, train_args
 
 VOCAB = Vocabulary([f"w{i}" for i in range(30)])
 # Each family's tiny configuration: the Transformer's 2 heads, the memory LSTMs' greedy search, ...
@@ -163,3 +165,37 @@ def test_the_command_line_refuses_in_one_line(flags, message, demo_data, tmp_pat
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "run" / "hparams.json").exists()
+
+
+def gpu_check():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "run_scripts" / "gpu_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_gpu_check_refuses_in_one_line_without_a_gpu(tmp_path):
+    assert not tf.config.list_physical_devices("GPU")  # this machine's; the check is for one with a GPU
+    with pytest.raises(SystemExit) as refused:
+        gpu_check().main([f"--data={tmp_path}", f"--out={tmp_path / 'out.json'}"])
+    assert str(refused.value).startswith("error: no GPU visible") and "\n" not in str(refused.value)
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.slow  # trains a model of two families under each of their settings
+def test_the_gpu_checks_dry_run_records_every_setting_against_the_cpu(demo_data, tmp_path):
+    out = tmp_path / "gpu_check.json"
+    gpu_check().main([f"--data={demo_data}", "--steps=3", "--models=encdec,transformer", "--units=16",
+                      "--embedding_size=8", "--batch_size=16", "--allow_cpu", f"--out={out}"])
+    record = json.loads(out.read_text())
+    assert record["device"] == "/CPU:0" and record["gpu"] is None
+    assert set(record["models"]["encdec"]) == {"cpu_float32", "float32", "jit"}
+    assert set(record["models"]["transformer"]) == {"cpu_float32", "float32", "jit", "bfloat16", "float16",
+                                                    "bfloat16_jit"}
+    for model in record["models"].values():
+        for run in model.values():
+            assert len(run["losses"]) == 3 and run["tokens_per_second"] > 0 and run["agrees"]
+        # the same weights and batches on the same device: the float32 runs are the same steps
+        assert model["float32"]["losses"] == model["cpu_float32"]["losses"]
