@@ -122,6 +122,8 @@ def main(argv=None):
     parser.add_argument("--out", default="gpu_check.json", help="where the JSON record goes")
     parser.add_argument("--allow_cpu", action="store_true", help="without a GPU, a dry run on the CPU")
     args = parser.parse_args(argv)
+    if args.steps < 2:
+        parser.error(f"--steps={args.steps}: at least 2 (the first step, which compiles, is not timed)")
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus and not args.allow_cpu:
         raise SystemExit("error: no GPU visible (tf.config.list_physical_devices('GPU') is empty); this check is "
