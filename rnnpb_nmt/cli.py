@@ -295,6 +295,9 @@ def _check_training_flags(args, given):
     test the saved model, not a larger one)."""
     if args.distribute != "none" and given.get("save_every_steps"):
         raise UserError(f"--save_every_steps: not with --distribute={args.distribute} ({mid_epoch.UNDISTRIBUTED})")
+    if args.distribute != "none" and given.get("mixed_precision") == "float16":
+        raise UserError(f"--mixed_precision=float16: not with --distribute={args.distribute} (its loss scaling skips "
+                        "a step's update on one device only; bfloat16 needs no loss scaling)")
     if args.do_training:
         return
     for name in ("model", "training", "data"):

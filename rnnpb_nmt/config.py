@@ -132,6 +132,16 @@ class _TrainingCore:
            "training state and the position in the epoch (<working_dir>/mid_epoch), so that the same command resumes "
            "from that step into the uninterrupted run (0: only at the end of each epoch; not saved; not with "
            "--distribute; rnnpb_nmt/train/mid_epoch.py)", 0, 1e9, saved=False)
+    # Run-time options of the hardware, as --distribute: a run resumes with or without them (its
+    # checkpoints hold float32 variables either way), so hparams.json does not keep them.
+    mixed_precision: str = option(
+        "none", "compute in float16 or bfloat16, variables in float32 (Keras's mixed precision policy; float16 with "
+                "dynamic loss scaling; logits and losses in float32), for GPUs with fast half-precision matrix "
+                "units; training and its dev measurements, not testing (not saved; rnnpb_nmt/train/precision.py)",
+        choices=("none", "float16", "bfloat16"), saved=False, only=("model", Readers("mixed_precision")))
+    jit_compile: bool = option(
+        False, "compile the training step's forward and backward pass with XLA (once per batch shape; the "
+               "optimisers' updates stay outside it; not saved)", saved=False, only=("model", Readers("jit_compile")))
     # p_mono 1 would never draw a parallel batch, so no epoch would end.
     p_mono: float = option(0.0, "monolingual batch probability", 0, 1, high_open=True)
     seed: int = option(1234, "random seed", 0, 2**32 - 1)  # numpy's seeds are unsigned 32-bit

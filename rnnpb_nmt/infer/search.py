@@ -26,6 +26,12 @@ class Hypotheses(NamedTuple):
     token_scores: tf.Tensor
 
 
+def log_softmax(logits):
+    """Log-probabilities of a step's ``logits``, in float32 whatever their dtype (--mixed_precision's
+    half-precision models, searching during training): the scores add up over many steps."""
+    return tf.nn.log_softmax(tf.cast(logits, tf.float32))
+
+
 def _only(token, vocab_size, log_probs):
     """Log-probabilities where every word but ``token`` is impossible; ``token`` keeps its own."""
     keep = tf.one_hot(token, vocab_size, on_value=True, off_value=False)
@@ -60,7 +66,7 @@ def greedy_hypotheses(step_fn, state, max_lengths):
     t = tf.constant(0)
     while not tf.reduce_all(finished):
         logits, state = step_fn(tokens, state)
-        log_probs = tf.nn.log_softmax(logits)
+        log_probs = log_softmax(logits)
         log_probs = tf.where((t >= max_lengths)[:, None], _only(END_ID, tf.shape(logits)[1], log_probs), log_probs)
         best = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
         step_score = tf.where(finished, 0.0, tf.gather(log_probs, best, batch_dims=1))
@@ -115,7 +121,7 @@ def beam_hypotheses(step_fn, state, max_lengths, beam_size, length_penalty=0.0):
     def body(t, tokens, state, scores, lengths, finished, seqs, token_scores):
         logits, state = step_fn(tokens, state)
         vocab = tf.shape(logits)[1]
-        log_probs = tf.nn.log_softmax(logits)
+        log_probs = log_softmax(logits)
         log_probs = tf.where((t >= beam_max)[:, None], _only(END_ID, vocab, log_probs), log_probs)
         # A finished hypothesis continues only with padding, at no cost, so it keeps its score.
         done_row = tf.one_hot(PAD_ID, vocab, on_value=0.0, off_value=NEG)

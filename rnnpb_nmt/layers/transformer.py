@@ -171,7 +171,8 @@ class TiedOutput(tf.Module):
         self.bias = tf.Variable(tf.zeros([embedding.input_dim]), name="bias")
 
     def __call__(self, x):
-        return tf.matmul(x, self.embedding.embeddings, transpose_b=True) + self.bias
+        # In x's dtype: under --mixed_precision, x and the product are half precision (the variables float32).
+        return tf.matmul(x, tf.cast(self.embedding.embeddings, x.dtype), transpose_b=True) + tf.cast(self.bias, x.dtype)
 
 
 class WordEmbedding(tf.Module):
@@ -193,7 +194,8 @@ class WordEmbedding(tf.Module):
         x = self.embedding(ids)
         if self.projection is not None:
             x = self.projection(x)
-        return x * math.sqrt(self.units) + sinusoids(start, tf.shape(ids)[1], self.units)[None]
+        positions = sinusoids(start, tf.shape(ids)[1], self.units)[None]
+        return x * math.sqrt(self.units) + tf.cast(positions, x.dtype)  # --mixed_precision: x's half precision
 
 
 def feed_forward_width(units, heads, ffn_units, owner):

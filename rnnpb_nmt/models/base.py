@@ -22,9 +22,12 @@ Every function takes batches of any length (``rnnpb_nmt.data.dataset.batch_spec`
 one device or on the replicas of a ``tf.distribute`` strategy.
 """
 
+import functools
+
 import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.train import precision
 
 
 class NMTModel(tf.Module):
@@ -38,6 +41,14 @@ class NMTModel(tf.Module):
     def __init__(self, config, vocab1, vocab2):
         super().__init__(name=type(self).__name__)
         self.config, self.vocab1, self.vocab2 = config, vocab1, vocab2
+
+    def __init_subclass__(cls, **kwargs):
+        # A model's layers compute in the dtype of its --mixed_precision whoever builds it (training,
+        # a test, a benchmark): each constructor runs under that Keras policy, which Keras layers
+        # read when they are made.
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            cls.__init__ = _under_policy(cls.__init__)
 
     def sentence_losses(self, batch, kind, rng=None):
         """Returns (per-sentence loss (B,), extra loss summed over the batch, dict of named
@@ -106,3 +117,13 @@ class NMTModel(tf.Module):
         {"figures": {title: file name}, "summary": {name: value}}. ``train_pairs`` are the
         first training pairs (source, target token lists), ``test_pairs`` the first test pairs."""
         return {"figures": {}, "summary": {}}
+
+
+def _under_policy(init):
+    """A model constructor ``init(self, config, ...)`` run under the Keras dtype policy of the
+    config's --mixed_precision (``rnnpb_nmt.train.precision.policy``)."""
+    @functools.wraps(init)
+    def built(self, config, *args, **kwargs):
+        with precision.policy(config.training.mixed_precision):
+            init(self, config, *args, **kwargs)
+    return built

@@ -47,6 +47,7 @@ def summed_cross_entropy(logits, targets, label_smoothing=0.0):
     cross-entropy against (1 - e) x the gold word + e x the uniform distribution over the V words:
     -(1 - e) log p(gold) - (e / V) sum_k log p(k)."""
     mask = tf.cast(token_mask(targets), tf.float32)
+    logits = tf.cast(logits, tf.float32)  # half-precision logits of --mixed_precision: softmax in float32
     ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits)
     if label_smoothing:
         uniform = -tf.reduce_mean(tf.nn.log_softmax(logits), axis=-1)

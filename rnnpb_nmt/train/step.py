@@ -15,7 +15,7 @@ import tensorflow as tf
 from rnnpb_nmt import tf_stack, progress
 from rnnpb_nmt.data.dataset import make_dataset, padded_lengths, token_batches
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.train import interrupts, schedules
+from rnnpb_nmt.train import interrupts, precision, schedules
 from rnnpb_nmt.train.curriculum import curriculum_indices
 from rnnpb_nmt.train.epoch_length import stream_indices
 from rnnpb_nmt.run_stats import EpochTotals, StepResult
@@ -46,7 +46,9 @@ class Trainer:
             self.rng = tf.random.Generator.from_seed(self.config.seed)
         self._optimizers, self._learning_rate_scale = None, 1.0
         self._epoch_steps = None  # the last epoch's, the next one's expected length (its progress bar)
-        self._steps, self._batch_specs = {}, {}
+        self._steps, self._batch_specs, self._gradient_fns = {}, {}, {}
+        with self.strategy.scope():
+            self.loss_scale = precision.loss_scale(self.config.mixed_precision)
 
     @property
     def optimizers(self):
@@ -143,14 +145,9 @@ class Trainer:
         # Losses are sums over sentences divided by the global batch, so that replicas' gradients
         # add up to the single-device gradient.
         global_batch = ctx.all_reduce("sum", tf.cast(tf.shape(batch["index"])[0], tf.float32))
-        groups = self.model.variable_groups()
-        variables = [v for _, vs, _ in groups for v in vs]
-        with tf.GradientTape() as tape:
-            per_sentence, extra, terms = self.model.sentence_losses(batch, kind, self.rng)
-            loss = tf.reduce_sum(per_sentence) / global_batch + extra
-        grads = tape.gradient(loss, variables)
-        start, norms = 0, {}
-        for (name, vs, _), optimizer in zip(groups, self.optimizers):
+        loss, terms, grads = self._gradients(kind)(batch, global_batch)
+        start, norms, updates = 0, {}, []
+        for (name, vs, _), optimizer in zip(self.model.variable_groups(), self.optimizers):
             # A kind of batch may leave variables untouched (a monolingual batch, B's weights).
             pairs = [(g, v) for g, v in zip(grads[start:start + len(vs)], vs) if g is not None]
             start += len(vs)
@@ -158,10 +155,28 @@ class Trainer:
                 continue
             summed = ctx.all_reduce("sum", [g for g, _ in pairs])
             clipped, norm = tf.clip_by_global_norm(summed, self.config.gradient_clip)
-            optimizer.apply_gradients(zip(clipped, [v for _, v in pairs]), experimental_aggregate_gradients=False)
+            updates.append((optimizer, list(zip(clipped, [v for _, v in pairs]))))
             norms[f"grad_norm_{name}"] = norm
+        self.loss_scale.apply(lambda: [optimizer.apply_gradients(pairs, experimental_aggregate_gradients=False)
+                                       for optimizer, pairs in updates], list(norms.values()))
         terms = {k: ctx.all_reduce("sum", tf.reduce_sum(v)) / global_batch for k, v in terms.items()}
         return dict(terms, **norms, loss=ctx.all_reduce("sum", loss))
+
+    def _gradients(self, kind):
+        """The function of (batch, global batch size) -> (loss, terms, the gradients of every
+        variable group's variables, None for those the batch does not touch) of batches of
+        ``kind``: the forward and backward pass, which --jit_compile compiles with XLA. The updates
+        stay outside it: an optimiser's sparse update (LazyAdam's rows) is not XLA's to compile."""
+        if kind not in self._gradient_fns:
+            def gradients(batch, global_batch):
+                variables = [v for _, vs, _ in self.model.variable_groups() for v in vs]
+                with tf.GradientTape() as tape:
+                    per_sentence, extra, terms = self.model.sentence_losses(batch, kind, self.rng)
+                    loss = tf.reduce_sum(per_sentence) / global_batch + extra
+                    scaled = self.loss_scale.scaled(loss)
+                return loss, terms, self.loss_scale.unscaled(tape.gradient(scaled, variables))
+            self._gradient_fns[kind] = tf.function(gradients, jit_compile=True) if self.config.jit_compile else gradients
+        return self._gradient_fns[kind]
 
     def train_step(self, batch, kind="parallel"):
         """One optimisation step on a batch of ``self.dataset(kind, ...)``.
@@ -177,7 +192,7 @@ class Trainer:
             self.optimizers  # noqa: B018 (creates the optimisers' slots before tracing)
             # One trace for every batch shape: the signature of the dataset of this kind.
             self._steps[kind] = tf.function(step, input_signature=[self._batch_specs[kind]])
-        return self._steps[kind](batch)
+        return self.loss_scale.reported(self._steps[kind](batch))
 
     def train_epoch(self, corpus, epoch, best_dir, midway=None):
         """One pass over the training data and the model's end-of-epoch hook; its TrainedEpoch.

@@ -7,7 +7,9 @@ import dataclasses
 from rnnpb_nmt.options import option
 
 ORDER = 3
-READS = {"deep_lstm": ("num_layers", "dropout")}
+# Not --mixed_precision (float32 states and memories of their own); the memory LSTMs not --jit_compile
+# either: their memories' loops have no bound XLA can compile.
+READS = {"deep_lstm": ("num_layers", "dropout", "jit_compile")}
 MEMORY_LSTMS = ("model", ("stack_lstm", "queue_lstm", "deque_lstm"))
 
 

@@ -9,7 +9,8 @@ from rnnpb_nmt.options import option
 
 ORDER = 1
 DEFAULT_MODEL = "rnnpbnmt"  # the thesis's model is the toolkit's default (SPEC section 7)
-READS = {"rnnpbnmt": ("num_layers", "dropout")}
+# Not --mixed_precision: its PB tables and recurrent layers compute in float32 tensors of their own.
+READS = {"rnnpbnmt": ("num_layers", "dropout", "jit_compile")}
 AMORTIZED = ("amortize", ("encoder", "learned"))
 RNNPB = ("model", ("rnnpbnmt",))  # the thesis's options: read by no other family
 

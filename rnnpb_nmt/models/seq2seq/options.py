@@ -7,7 +7,8 @@ import dataclasses
 from rnnpb_nmt.options import option
 
 ORDER = 2
-READS = {"encdec": ("num_layers", "dropout")}
+# Not --mixed_precision: its recurrent layers' states, masks and decoding steps are float32 tensors of their own.
+READS = {"encdec": ("num_layers", "dropout", "jit_compile")}
 ENCDEC = ("model", ("encdec",))
 
 

@@ -8,7 +8,8 @@ import dataclasses
 from rnnpb_nmt.options import option
 
 ORDER = 5
-READS = {"transformer": ("num_layers", "dropout")}
+# Its layers are Keras layers that compute in the policy of --mixed_precision (tests/test_gpu_options.py).
+READS = {"transformer": ("num_layers", "dropout", "mixed_precision", "jit_compile")}
 TRANSFORMER = ("model", ("transformer",))
 # The bound model refuses them with LSTM language models (rnnpb_nmt/models/rnnpb/model.py).
 TRANSFORMER_LAYERS = ("model", ("transformer", "rnnpbnmt"))
