@@ -137,7 +137,7 @@ class _TrainingCore:
     mixed_precision: str = option(
         "none", "compute in float16 or bfloat16, variables in float32 (Keras's mixed precision policy; float16 with "
                 "dynamic loss scaling; logits and losses in float32), for GPUs with fast half-precision matrix "
-                "units; training and its dev measurements, not testing (not saved; rnnpb_nmt/train/precision.py)",
+                "units; training and its dev measurements, not testing (not saved; rnnpb_nmt/precision.py)",
         choices=("none", "float16", "bfloat16"), saved=False, only=("model", Readers("mixed_precision")))
     jit_compile: bool = option(
         False, "compile the training step's forward and backward pass with XLA (once per batch shape; the "

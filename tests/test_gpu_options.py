@@ -14,7 +14,7 @@ import tensorflow as tf
 from rnnpb_nmt import config as config_lib
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.train import precision
+from rnnpb_nmt import precision
 from rnnpb_nmt.train.step import Trainer
 
 from helpers import ROOT, SYNTHETIC_LEMMAS, inflection_examples, models, status_in_process, tiny_config, train_args

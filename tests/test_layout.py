@@ -73,7 +73,7 @@ def test_no_file_edits_the_import_path():
 # The package's layers, lowest first, by top-level module or folder of rnnpb_nmt (docs/extending.md,
 # "Layers"): a module imports from its own layer and those below it, never from one above.
 LAYERS = [
-    {"errors", "options", "registry", "tf_stack", "progress", "metrics", "scores"},
+    {"errors", "options", "registry", "tf_stack", "precision", "progress", "metrics", "scores"},
     {"config", "flags"},
     {"data", "run_stats"},
     {"layers"},

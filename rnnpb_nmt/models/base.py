@@ -27,7 +27,7 @@ import functools
 import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.train import precision
+from rnnpb_nmt import precision
 
 
 class NMTModel(tf.Module):
@@ -121,7 +121,7 @@ class NMTModel(tf.Module):
 
 def _under_policy(init):
     """A model constructor ``init(self, config, ...)`` run under the Keras dtype policy of the
-    config's --mixed_precision (``rnnpb_nmt.train.precision.policy``)."""
+    config's --mixed_precision (``rnnpb_nmt.precision.policy``)."""
     @functools.wraps(init)
     def built(self, config, *args, **kwargs):
         with precision.policy(config.training.mixed_precision):

@@ -12,10 +12,10 @@ import zlib
 import numpy as np
 import tensorflow as tf
 
-from rnnpb_nmt import tf_stack, progress
+from rnnpb_nmt import precision, progress, tf_stack
 from rnnpb_nmt.data.dataset import make_dataset, padded_lengths, token_batches
 from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.train import interrupts, precision, schedules
+from rnnpb_nmt.train import interrupts, schedules
 from rnnpb_nmt.train.curriculum import curriculum_indices
 from rnnpb_nmt.train.epoch_length import stream_indices
 from rnnpb_nmt.run_stats import EpochTotals, StepResult
