@@ -137,10 +137,6 @@ class WorkingDir:
             raise UserError(f"{path}: corrupted (unknown task {config.data.task!r})")
         return config
 
-    def saved_config(self, models):
-        """``load_config``'s, or None when no run was set up here."""
-        return self.load_config(models) if self.is_trained() else None
-
     def load_vocabularies(self):
         return tuple(Vocabulary.load(self.file(name)) for name in self.VOCABULARIES)
 
