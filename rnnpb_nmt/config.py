@@ -72,9 +72,11 @@ class _TrainingCore:
     """How the network is trained."""
 
     learning_rate: float = option(0.001, "network weights' learning rate", 0, 10, low_open=True)
-    optimizer: str = option("adam", "adam (LazyAdam, as the thesis), sgd (plain stochastic gradient descent, as "
+    optimizer: str = option("adam", "adam (LazyAdam, as the thesis: an embedding row's moments move only in the "
+                                    "batches that use it), dense_adam (Adam: every row's moments decay every step, "
+                                    "as OpenNMT-tf and most NMT toolkits), sgd (plain stochastic gradient descent, as "
                                     "McCoy et al.'s question-formation code) or rmsprop (as Grefenstette et al.'s "
-                                    "memory LSTMs)", choices=("adam", "sgd", "rmsprop"), legacy="adam")
+                                    "memory LSTMs)", choices=("adam", "dense_adam", "sgd", "rmsprop"), legacy="adam")
     batch_size: int = option(64, "sentences per training batch", 1, 1e6)
     batch_tokens: int = option(
         0, "token batching: batches of sentences of similar lengths whose padded size (sentences x the longest "

@@ -89,6 +89,29 @@ def test_a_scheduled_optimiser_steps_at_the_scheduled_rate_and_a_decay_scales_it
     np.testing.assert_allclose(before - variable.numpy()[0], 0.05 * (2 / 5) ** 0.5, rtol=1e-5)
 
 
+def test_dense_adam_moves_rows_a_batch_leaves_out_and_adam_does_not():
+    """--optimizer=dense_adam is Adam on the densified gradient: a row used in the first step and not
+    in the second still moves in the second (its momentum), where LazyAdam leaves it alone."""
+    def two_steps(name):
+        table = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
+        optimizer = make_optimizer(name, 0.1, [table])
+        for rows in ([0, 1], [1, 2]):
+            grads = tf.IndexedSlices(tf.ones([2, 3]), tf.constant(rows), dense_shape=tf.constant([4, 3]))
+            before = table.numpy()
+            optimizer.apply_gradients([(grads, table)], experimental_aggregate_gradients=False)
+        return before, table.numpy()
+
+    before, lazy = two_steps("adam")
+    np.testing.assert_array_equal(lazy[[0, 3]], before[[0, 3]])
+    before, dense = two_steps("dense_adam")
+    assert np.all(dense[0] < before[0]) and np.array_equal(dense[3], before[3])
+    keras = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
+    reference = tf.keras.optimizers.legacy.Adam(learning_rate=0.1, epsilon=1e-7)
+    for rows in ([0, 1], [1, 2]):
+        reference.apply_gradients([(tf.scatter_nd(tf.constant(rows)[:, None], tf.ones([2, 3]), [4, 3]), keras)])
+    np.testing.assert_allclose(dense, keras.numpy(), rtol=1e-6)
+
+
 def test_a_restored_optimiser_continues_the_schedule_where_it_was(tmp_path):
     def trained(steps):
         variable = tf.Variable([1.0])
