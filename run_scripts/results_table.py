@@ -310,9 +310,11 @@ def predicting_cells(cells):
 
 def oracle_table(cells):
     """Issue 46's choice of the hard model's oracle, made on dev: per set with a cell of more than
-    one aligner, each aligner's single-model and vote dev accuracy (its latest cell)."""
+    one aligner, each aligner's single-model and vote dev accuracy (its latest cell), for the
+    aligners recorded (an aligner not yet run has no column)."""
     latest = {(c["collection"], c["set"], aligner_of(c)): c
               for c in cells if c["model"] == MODELS["hard"]["name"]}
+    aligners = [a for a in ALIGNERS if a in {recorded for _, _, recorded in latest}]
     sets = [(collection, name) for collection, spec in COLLECTIONS.items() for name in spec["sets"]
             if len({a for (co, n, a) in latest if (co, n) == (collection, name)}) > 1]
     if not sets:
@@ -320,22 +322,22 @@ def oracle_table(cells):
     lines = ["## The hard model's oracle: Levenshtein or corpus aligner (dev)", "",
              "Dev accuracy (%) of the hard model trained on each aligner's step/write oracle (`--aligner`): the first",
              "model (seed 1) and the vote of the set's models, each aligner's latest run.", "",
-             "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in ALIGNERS) + " |",
-             "|---|---|" + "---|---|" * len(ALIGNERS)]
+             "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in aligners) + " |",
+             "|---|---|" + "---|---|" * len(aligners)]
     for collection, name in sets:
         row = []
-        for aligner in ALIGNERS:
+        for aligner in aligners:
             c = latest.get((collection, name, aligner))
             vote = c and c["ensemble"] and f"{percent(c['ensemble']['accuracy'])} ({len(c['members'])})"
             row += [percent(c["members"][0]["dev"]["accuracy"]) if c else "–", vote or "–"]
         lines.append(f"| {collection} | {name} | " + " | ".join(row) + " |")
-    return lines + ["", oracle_averages(latest, sets), ""]
+    return lines + ["", oracle_averages(latest, sets, aligners), ""]
 
 
-def oracle_averages(latest, sets):
-    """Each aligner's mean dev accuracy, like for like: single models over the sets every aligner
-    has, votes over the sets every aligner has a vote of."""
-    cells = [[latest.get((collection, name, a)) for a in ALIGNERS] for collection, name in sets]
+def oracle_averages(latest, sets, aligners):
+    """Each of ``aligners``' mean dev accuracy, like for like: single models over the sets every
+    aligner has, votes over the sets every aligner has a vote of."""
+    cells = [[latest.get((collection, name, a)) for a in aligners] for collection, name in sets]
     singles = [[c["members"][0]["dev"]["accuracy"] for c in row] for row in cells if all(row)]
     votes = [[c["ensemble"]["accuracy"] for c in row] for row in cells if all(c and c["ensemble"] for c in row)]
     said = []
@@ -343,7 +345,7 @@ def oracle_averages(latest, sets):
         if not rows:
             said.append(f"{kind}: no set has one of every aligner yet")
             continue
-        means = ", ".join(f"{a} {percent(sum(r[i] for r in rows) / len(rows))}" for i, a in enumerate(ALIGNERS))
+        means = ", ".join(f"{a} {percent(sum(r[i] for r in rows) / len(rows))}" for i, a in enumerate(aligners))
         said.append(f"{kind} over the {len(rows)} sets every aligner has: {means}")
     return "Averages: " + "; ".join(said) + "."
 

@@ -195,6 +195,24 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     assert text.count("test predictions in `") == 1  # the corpus vote's, the file's present contents
 
 
+def test_the_corpus_aligner_with_early_insertions_trains_into_folders_of_its_own_and_gets_columns_of_its_own(
+        tmp_path, fake):
+    fake_layout(tmp_path / "data", "celex", "fold0")
+    work, cells = str(tmp_path / "work"), []
+    for aligner, accuracies in (("corpus", (0.5, 0.75, 0.8)), ("corpus_early", (0.625, 0.75, 0.875))):
+        runs = fake(dict(zip(("seed1", "seed2", "ensemble"), accuracies)))
+        cells.append(dict(run_inflection.run_set("celex", "fold0", str(tmp_path / "data"), work, 2, 600, print,
+                                                 results=str(tmp_path / "results"), aligner=aligner, dev_only=True),
+                          note=""))
+        assert all(f"--aligner={aligner}" in c and os.path.relpath(d, work).split(os.sep)[0] == f"inflection_{aligner}"
+                   for c, d, _ in runs.trained)
+    text = "\n".join(results_table.inflection_table(cells, {}))
+    assert ("| collection | set | corpus single | corpus vote (models) | corpus_early single | corpus_early vote (models) |"
+            in text)
+    assert "| celex | fold0 | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text  # no column of the aligner not run
+    assert "votes over the 1 sets every aligner has: corpus 80.00, corpus_early 87.50." in text
+
+
 def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["run_inflection.py", "sigmorphon2016", "--model", "soft", "--aligner", "corpus"])
     monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
@@ -206,7 +224,8 @@ def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv, model, aligner", [
-    ([], "hard", "corpus"), (["--aligner", "levenshtein"], "hard", "levenshtein"), (["--model", "soft"], "soft", "levenshtein")])
+    ([], "hard", "corpus"), (["--aligner", "levenshtein"], "hard", "levenshtein"), (["--model", "soft"], "soft", "levenshtein"),
+    (["--aligner", "corpus_early"], "hard", "corpus_early")])
 def test_the_command_lines_defaults_are_the_one_protocol(argv, model, aligner, monkeypatch):
     """Issue 46's protocol without flags: the hard model on the corpus aligner's oracle (chosen on dev),
     5 members, 40 minutes each; the soft model reads no oracle (recorded under the aligner of no flags)."""
