@@ -3,8 +3,8 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 10] [--work runs] [--jobs 2]
-                                                  [--stopping authors|score|perplexity] [--recipe layers|adam|sgd|combined|n01]
-                                                  [--every_restart]
+                                                  [--stopping authors|score|perplexity]
+                                                  [--recipe layers|adam|sgd|combined|n01|noclip] [--every_restart]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
@@ -18,7 +18,8 @@ restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
 ``--stopping perplexity`` (our first protocol, no suffix), ``--recipe adam`` (ours alone, no suffix:
 ``<cell>.score/`` and ``<cell>/`` are those criteria with it),
 ``--recipe sgd`` (as the authors' code trained: plain SGD on batches of 5, teacher forcing on half of
-them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone).
+them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone), ``noclip``
+(the layers recipe without gradient clipping).
 The same command again resumes an interrupted
 restart and skips a finished one (and its kept tests, unless it trained further or the test command changed).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
@@ -162,9 +163,9 @@ def main():
                              "perplexity (our first protocol)")
     parser.add_argument("--recipe", choices=list(RECIPES), default=MAIN_RECIPE,
                         help="how a restart is trained: Adam on batches of 128 with the authors' decoder input "
-                             "layer and N(0, 1) embeddings (layers, the main table's), or with one of the two "
-                             "(combined, n01), Adam alone (adam, ours), or as the authors' code (sgd: plain SGD on "
-                             "batches of 5, teacher forcing on half of them)")
+                             "layer and N(0, 1) embeddings (layers, the main table's), the same without gradient "
+                             "clipping (noclip), or with one of the two (combined, n01), Adam alone (adam, ours), or as "
+                             "the authors' code (sgd: plain SGD on batches of 5, teacher forcing on half of them)")
     parser.add_argument("--every_restart", action="store_true",
                         help="keep every restart's test and gen predictions (in results/question_formation/<run name>/), "
                              "not only the median restart's")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnpb_nmt import cli
+from rnnpb_nmt import cli, config
 from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 
@@ -247,16 +247,20 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
     assert "`gru_location (--stopping authors --recipe sgd)`" in "\n".join(lines)
 
 
-@pytest.mark.parametrize("recipe, decoder_input, embedding_init", [
-    ("layers", "combined", "normal"), ("combined", "combined", None), ("n01", None, "normal")])
+@pytest.mark.parametrize("recipe, decoder_input, embedding_init, clip", [
+    ("layers", "combined", "normal", None), ("combined", "combined", None, None), ("n01", None, "normal", None),
+    ("noclip", "combined", "normal", 1e9)])
 def test_the_layers_recipes_train_ours_with_the_authors_decoder_input_or_embeddings(
-        recipe, decoder_input, embedding_init, tmp_path, monkeypatch):
+        recipe, decoder_input, embedding_init, clip, tmp_path, monkeypatch):
+    """... and noclip: the layers recipe without gradient clipping (--gradient_clip=1e9, in range)."""
     _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe=recipe)
     command = runs.trained[0][0]
     assert "--batch_size=128" in command and "--optimizer=sgd" not in command
     assert flag(command, "working_dir").endswith(os.path.join(f"gru_location.authors.{recipe}", "seed1"))
     given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
     assert (given["decoder_input"], given["embedding_init"], given["cell"]) == (decoder_input, embedding_init, "gru")
+    assert given["gradient_clip"] == clip
+    config.check_ranges(given)
 
 
 def test_runs_keep_their_names_and_records_their_protocol_whichever_protocol_is_the_main_one(monkeypatch):
