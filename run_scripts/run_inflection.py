@@ -104,8 +104,7 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS,
         vote = dev_scores(run_test(command, vote_dir, "dev"), command, vote_dir, novel)
     cell = {"collection": collection, "set": name, "model": MODELS[model]["name"], "aligner": aligner,
             "members": recorded, "ensemble": vote, "dev_novel_pairs": len(novel[1]), "train_seconds_budget": budget,
-            "predictions": None,
-            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+            "predictions": None, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     if dev_only:
         return cell
     working_dir = vote_dir if vote else member_dirs[0]
