@@ -83,7 +83,8 @@ class _TrainingCore:
            "source or target, <end> included) is at most N tokens, in place of --batch_size sentences; under "
            "--distribute N is the whole step's, shared by the replicas; a sentence longer than N is a batch of its own "
            "(0: off; rnnpb_nmt/data/dataset.py token_batches)", 0, 1e9, legacy=0)
-    gradient_clip: float = option(1.0, "global-norm clip", 0, 1e9, low_open=True)
+    gradient_clip: float = option(1.0, "global-norm clip (1e9: no clipping, the gradients left bit for bit as they are "
+                                       "below that norm)", 0, 1e9, low_open=True)
     early_stopping_steps: int = option(20, "epochs without dev improvement before stopping", 1, 1e6)
     early_stopping_metric: str = option(
         "perplexity", "what chooses the best epoch and stops training: the dev perplexity, or the task's dev score "

@@ -310,9 +310,11 @@ def predicting_cells(cells):
 
 def oracle_table(cells):
     """Issue 46's choice of the hard model's oracle, made on dev: per set with a cell of more than
-    one aligner, each aligner's single-model and vote dev accuracy (its latest cell)."""
+    one aligner, each aligner's single-model and vote dev accuracy (its latest cell), for the
+    aligners recorded (an aligner not yet run has no column)."""
     latest = {(c["collection"], c["set"], aligner_of(c)): c
               for c in cells if c["model"] == MODELS["hard"]["name"]}
+    aligners = [a for a in ALIGNERS if a in {recorded for _, _, recorded in latest}]
     sets = [(collection, name) for collection, spec in COLLECTIONS.items() for name in spec["sets"]
             if len({a for (co, n, a) in latest if (co, n) == (collection, name)}) > 1]
     if not sets:
@@ -320,22 +322,22 @@ def oracle_table(cells):
     lines = ["## The hard model's oracle: Levenshtein or corpus aligner (dev)", "",
              "Dev accuracy (%) of the hard model trained on each aligner's step/write oracle (`--aligner`): the first",
              "model (seed 1) and the vote of the set's models, each aligner's latest run.", "",
-             "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in ALIGNERS) + " |",
-             "|---|---|" + "---|---|" * len(ALIGNERS)]
+             "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in aligners) + " |",
+             "|---|---|" + "---|---|" * len(aligners)]
     for collection, name in sets:
         row = []
-        for aligner in ALIGNERS:
+        for aligner in aligners:
             c = latest.get((collection, name, aligner))
             vote = c and c["ensemble"] and f"{percent(c['ensemble']['accuracy'])} ({len(c['members'])})"
             row += [percent(c["members"][0]["dev"]["accuracy"]) if c else "–", vote or "–"]
         lines.append(f"| {collection} | {name} | " + " | ".join(row) + " |")
-    return lines + ["", oracle_averages(latest, sets), ""]
+    return lines + ["", oracle_averages(latest, sets, aligners), ""]
 
 
-def oracle_averages(latest, sets):
-    """Each aligner's mean dev accuracy, like for like: single models over the sets every aligner
-    has, votes over the sets every aligner has a vote of."""
-    cells = [[latest.get((collection, name, a)) for a in ALIGNERS] for collection, name in sets]
+def oracle_averages(latest, sets, aligners):
+    """Each of ``aligners``' mean dev accuracy, like for like: single models over the sets every
+    aligner has, votes over the sets every aligner has a vote of."""
+    cells = [[latest.get((collection, name, a)) for a in aligners] for collection, name in sets]
     singles = [[c["members"][0]["dev"]["accuracy"] for c in row] for row in cells if all(row)]
     votes = [[c["ensemble"]["accuracy"] for c in row] for row in cells if all(c and c["ensemble"] for c in row)]
     said = []
@@ -343,7 +345,7 @@ def oracle_averages(latest, sets):
         if not rows:
             said.append(f"{kind}: no set has one of every aligner yet")
             continue
-        means = ", ".join(f"{a} {percent(sum(r[i] for r in rows) / len(rows))}" for i, a in enumerate(ALIGNERS))
+        means = ", ".join(f"{a} {percent(sum(r[i] for r in rows) / len(rows))}" for i, a in enumerate(aligners))
         said.append(f"{kind} over the {len(rows)} sets every aligner has: {means}")
     return "Averages: " + "; ".join(said) + "."
 
@@ -359,14 +361,16 @@ def inflection_table(cells, scores):
              "(the test gold is withheld: our test predictions are in `results/inflection/` (hard) and",
              "`results/inflection_soft/` (soft)), beside the paper's **test** accuracy of its 5-model ensembles.",
              "Single: the first model (seed 1); vote: the majority vote of all the set's models; the test predictions",
-             "are the vote's. See `run_scripts/inflection_experiments.py` for how our training differs from the paper's.",
+             "are the vote's. Novel: the vote's (else the single model's) dev accuracy on the dev pairs whose lemma and",
+             "tags are not a training pair (no test pair is; runs recorded before 2026-12-06 have no such figure: –).",
+             "See `run_scripts/inflection_experiments.py` for how our training differs from the paper's.",
              "", withheld_sentence(scores, "inflection"), ""]
     for collection, spec in COLLECTIONS.items():
         paper = INFLECTION_PAPER[collection]
         lines += [f"## {collection}", "",
-                  "| set | model | dev: single | dev: vote (models) | test: ours (scored outside) | test: paper (that model) "
-                  "| mean Levenshtein (dev: vote, else single) | epochs (best) per model | train s per model | "
-                  "predictions of (oracle) |", "|---|" + "---|" * 9]
+                  "| set | model | dev: single | dev: vote (models) | dev: novel (pairs) | test: ours (scored outside) "
+                  "| test: paper (that model) | mean Levenshtein (dev: vote, else single) | epochs (best) per model | "
+                  "train s per model | predictions of (oracle) |", "|---|" + "---|" * 10]
         for name in spec["sets"]:
             for kind, model in MODELS.items():
                 test = withheld_test(scores, "inflection", collection=collection, set=name, model=kind)
@@ -376,7 +380,7 @@ def inflection_table(cells, scores):
             mean, count = inflection_average(done, collection, kind)
             average = f"{percent(mean)} ({count} of {len(spec['sets'])} sets)" if count else "–"
             test = withheld_test(scores, "inflection", collection=collection, set="average", model=kind)
-            lines.append(f"| average | {kind} | | {average} | {fmt(test, 2)} | "
+            lines.append(f"| average | {kind} | | {average} | | {fmt(test, 2)} | "
                          f"{fmt(paper_average(collection, kind), 2)} | | | | |")
         others = ", ".join(f"{system} {value:.2f}" for system, value in paper["average"].items())
         lines += ["", f"Paper's averages: {others or '–'}. {STOP_LEGEND} Average of ours: the "
@@ -417,14 +421,22 @@ def inflection_row(c, name, kind, tests):
     """The table row of one set's cell ``c`` (None: not run) of model ``kind``; ``tests``: its test
     columns, ours and the paper's."""
     if c is None:
-        return f"| {name} | {kind} | not run yet | – | {tests} | – | – | – | – |"
+        return f"| {name} | {kind} | not run yet | – | – | {tests} | – | – | – | – |"
     vote, single = c["ensemble"] or {}, c["members"][0]["dev"]
     voted = f"**{percent(vote['accuracy'])}**" if vote else "–"
     runs = ", ".join(epochs_of(m) for m in c["members"])
     return (f"| {name} | {kind} | {percent(single['accuracy'])} | "
-            f"{voted} ({len(c['members'])}) | {tests} | "
+            f"{voted} ({len(c['members'])}) | {novel_figure(c)} | {tests} | "
             f"{fmt(vote.get('mean_levenshtein', single['mean_levenshtein']), 3)} | {runs} | "
             f"{', '.join(str(m['train_seconds']) for m in c['members'])} | {with_oracle(c['predictions']['configuration'], c)} |")
+
+
+def novel_figure(cell):
+    """The vote's (else the single model's) dev accuracy on the dev pairs not in training and their
+    count; – for a cell recorded before it was measured, or (with the count) for a set without them."""
+    if "dev_novel_pairs" not in cell:
+        return "–"
+    return f"{percent((cell['ensemble'] or cell['members'][0]['dev'])['novel_accuracy'])} ({cell['dev_novel_pairs']})"
 
 
 def paper_average(collection, kind):

@@ -19,8 +19,13 @@ showed optimism: notes/inflection.md, 2026-11-27). ``--dev_only`` stops after de
 as the aligner is made on dev before any test prediction is written). ``--jobs 2`` trains two
 members at a time, each on a core of its own (``budgeted_runs.in_parallel``).
 Recorded: every command, dev accuracy and mean Levenshtein distance, epochs, train and test
-seconds, under the model's name (``hard_attention``, ``soft_attention``) and its aligner. A set
-already recorded for the model and aligner is replaced.
+seconds, under the model's name (``hard_attention``, ``soft_attention``) and its aligner. Beside
+each dev accuracy (each member's, the vote's), ``novel_accuracy``: the accuracy on the dev pairs
+whose (lemma, tag bundle) is not in the training file, ``dev_novel_pairs`` of them (a SIGMORPHON
+2016 dev pair can be a training pair, a test pair never: for Navajo these are the dev pairs that
+look like the test set, notes/inflection.md, 2026-12-06); each member's and the vote's dev
+predictions stay in their working directory as ``test_trans_dev.txt`` (``predictions`` in the
+record). A set already recorded for the model and aligner is replaced.
 """
 
 import argparse
@@ -32,10 +37,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, in_parallel, job_count, run_test, shown, train_within_budget, training_record  # noqa: E402
+from inflection_breakdown import accuracy, predicted_forms  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, ORACLE, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import aligner_of, predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
+from rnnpb_nmt.tasks.inflection.task import read_examples  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 
@@ -46,17 +53,36 @@ def scores(stats, command):
             "test_seconds": round(stats["testing_time"], 1), "test_command": shown(command)}
 
 
+def novel_pairs(train, dev):
+    """(the dev examples, the indices of those whose lemma and tag bundle are not a training
+    example's): the dev pairs like a test set's, which never holds a training pair. A tag bundle is
+    its set of tags (their order in the line aside)."""
+    seen = {(lemma, frozenset(features)) for lemma, features, _ in read_examples(train)}
+    gold = read_examples(dev)
+    return gold, [k for k, (lemma, features, _) in enumerate(gold) if (lemma, frozenset(features)) not in seen]
+
+
+def dev_scores(stats, command, working_dir, novel):
+    """``scores`` of a dev test, with the accuracy of its predictions (kept in ``working_dir``) on
+    the ``novel`` pairs (``novel_pairs``; None where there are none) and where they are."""
+    gold, indices = novel
+    kept = os.path.join(working_dir, "test_trans_dev.txt")
+    return dict(scores(stats, command), novel_accuracy=accuracy(predicted_forms(gold, kept), gold, indices),
+                predictions=shown([kept]))
+
+
 def testing_command(test_set, working_dir, *flags):
     return [sys.executable, "-u", NMT, *TESTING, *flags, f"--test_set={test_set}", f"--working_dir={working_dir}"]
 
 
-def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard", aligner="levenshtein"):
-    """Train one member of ``model`` within ``budget`` seconds and test it on dev: its record."""
+def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard", aligner="levenshtein", novel=None):
+    """Train one member of ``model`` within ``budget`` seconds and test it on dev (``novel``: the
+    dev set's ``novel_pairs``, read from the files if not given): its record."""
     command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model, aligner), f"--train_set1={train}",
                f"--dev_set1={dev}", f"--working_dir={working_dir}"]
     trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
-    tested = testing_command(dev, working_dir)
-    return {"seed": seed, **trained, "dev": scores(run_test(tested, working_dir, "dev"), tested)}
+    tested, novel = testing_command(dev, working_dir), novel or novel_pairs(train, dev)
+    return {"seed": seed, **trained, "dev": dev_scores(run_test(tested, working_dir, "dev"), tested, working_dir, novel)}
 
 
 def run_set(collection, name, data, work, members, budget, log, results=RESULTS, model="hard", aligner="levenshtein",
@@ -65,19 +91,20 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS,
     members at a time; unless ``dev_only``, write the vote's predictions of its covered test file;
     return its cell."""
     train, dev, covered = files(collection, name, data)
+    novel = novel_pairs(train, dev)
     folder = MODELS[model]["folder"]
     base = os.path.abspath(os.path.join(work, folder + ALIGNERS[aligner]["suffix"], collection, name))
     member_dirs = [os.path.join(base, f"seed{seed}") for seed in SEEDS[:members]]
     recorded = in_parallel(lambda n: run_member(collection, SEEDS[n], train, dev, member_dirs[n], budget, log, model,
-                                                aligner), range(members), jobs)
+                                                aligner, novel), range(members), jobs)
     vote_dir, vote, flags = os.path.join(base, "ensemble"), None, []
     if members > 1:
         flags = [f"--ensemble={','.join(member_dirs)}"]
         command = testing_command(dev, vote_dir, *flags)
-        vote = scores(run_test(command, vote_dir, "dev"), command)
+        vote = dev_scores(run_test(command, vote_dir, "dev"), command, vote_dir, novel)
     cell = {"collection": collection, "set": name, "model": MODELS[model]["name"], "aligner": aligner,
-            "members": recorded, "ensemble": vote, "train_seconds_budget": budget, "predictions": None,
-            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+            "members": recorded, "ensemble": vote, "dev_novel_pairs": len(novel[1]), "train_seconds_budget": budget,
+            "predictions": None, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     if dev_only:
         return cell
     working_dir = vote_dir if vote else member_dirs[0]

@@ -3,7 +3,8 @@
 ``run_scripts/results/question_formation.json``.
 
     python3 run_scripts/run_question_formation.py gru_location lstm_none [--restarts 10] [--work runs] [--jobs 2]
-                                                  [--stopping authors|score|perplexity] [--recipe layers|adam|sgd|combined|n01]
+                                                  [--stopping authors|score|perplexity]
+                                                  [--recipe layers|adam|sgd|combined|n01|noclip] [--every_restart]
 
 Writes the data once (``data/generate_questions.py``, into ``<work>/question_formation/data``;
 the files depend on its flags alone), then for each cell (``question_experiments.py``) trains its
@@ -17,14 +18,19 @@ restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
 ``--stopping perplexity`` (our first protocol, no suffix), ``--recipe adam`` (ours alone, no suffix:
 ``<cell>.score/`` and ``<cell>/`` are those criteria with it),
 ``--recipe sgd`` (as the authors' code trained: plain SGD on batches of 5, teacher forcing on half of
-them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone).
+them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone), ``noclip``
+(the layers recipe without gradient clipping).
 The same command again resumes an interrupted
 restart and skips a finished one (and its kept tests, unless it trained further or the test command changed).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:
 dev figures) and predicts ``question.test-covered`` and ``question.gen-covered`` (gold withheld).
 Recorded per cell: every restart's commands, scores, epochs and seconds, the two medians over the
 restarts, and the median restart, whose two prediction files are copied to
-``run_scripts/results/question_formation/<run name>.test.tsv`` / ``<run name>.gen.tsv``.
+``run_scripts/results/question_formation/<run name>.test.tsv`` / ``<run name>.gen.tsv``. With
+``--every_restart`` every restart's two files are also copied, to ``<run name>/seed<N>.test.tsv`` /
+``.gen.tsv`` in that folder, and named in the restart's record (``predictions``), so that the
+withheld scores can be a median over the restarts like the paper's (notes/question_formation.md,
+2026-12-06).
 A cell already recorded under the same stopping criterion and recipe is replaced; the others are kept.
 """
 
@@ -88,10 +94,24 @@ def medians(restarts):
             "restart": median_restart(restarts)["seed"]}
 
 
+def kept_predictions(working_dir, results, name):
+    """Copy a restart's predictions of the covered test and gen files (from ``working_dir``) to
+    ``<name>.test.tsv`` and ``<name>.gen.tsv`` under results/question_formation; their paths,
+    relative to the repository."""
+    kept = {}
+    for test_name in PREDICTED:
+        path = os.path.join(results, "question_formation", f"{name}.{test_name}.tsv")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        shutil.copy(os.path.join(working_dir, f"test_trans_{test_name}_covered.txt"), path)
+        kept[test_name] = os.path.relpath(path, ROOT)
+    return kept
+
+
 def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stopping=MAIN_STOPPING, recipe=MAIN_RECIPE,
-             jobs=1):
+             jobs=1, every_restart=False):
     """Train and test ``restarts`` restarts of ``cell`` stopped by ``stopping`` and optimised by
-    ``recipe``, ``jobs`` at a time; keep its median restart's predictions; its record."""
+    ``recipe``, ``jobs`` at a time; keep its median restart's predictions (and with ``every_restart``
+    each restart's, in a folder of the run's name); its record."""
     data = os.path.abspath(os.path.join(work, "question_formation", "data"))
     generated = generate_once("generate_questions.py", [f"--out={data}", f"--data_dir={shared}", *GENERATE],
                               os.path.join(data, "gen.tgt"))
@@ -100,12 +120,10 @@ def run_cell(cell, restarts, shared, work, budget, log, results=RESULTS, stoppin
     recorded = in_parallel(lambda seed: run_restart(cell, seed, data, shared, os.path.join(base, f"seed{seed}"), budget,
                                                     log, stopping, recipe), range(1, restarts + 1), jobs)
     middle = medians(recorded)
-    predictions = {}
-    for test_name in PREDICTED:
-        kept = os.path.join(results, "question_formation", f"{name}.{test_name}.tsv")
-        os.makedirs(os.path.dirname(kept), exist_ok=True)
-        shutil.copy(os.path.join(base, f"seed{middle['restart']}", f"test_trans_{test_name}_covered.txt"), kept)
-        predictions[test_name] = os.path.relpath(kept, ROOT)
+    predictions = kept_predictions(os.path.join(base, f"seed{middle['restart']}"), results, name)
+    for restart in recorded if every_restart else ():
+        seed = f"seed{restart['seed']}"
+        restart["predictions"] = kept_predictions(os.path.join(base, seed), results, os.path.join(name, seed))
     return {"cell": cell, "stopping": stopping, "recipe": recipe, "generate_command": shown(generated),
             "train_seconds_budget": budget,
             "restarts": recorded, "median": middle, "predictions": predictions, "machine": machine(),
@@ -145,9 +163,12 @@ def main():
                              "perplexity (our first protocol)")
     parser.add_argument("--recipe", choices=list(RECIPES), default=MAIN_RECIPE,
                         help="how a restart is trained: Adam on batches of 128 with the authors' decoder input "
-                             "layer and N(0, 1) embeddings (layers, the main table's), or with one of the two "
-                             "(combined, n01), Adam alone (adam, ours), or as the authors' code (sgd: plain SGD on "
-                             "batches of 5, teacher forcing on half of them)")
+                             "layer and N(0, 1) embeddings (layers, the main table's), the same without gradient "
+                             "clipping (noclip), or with one of the two (combined, n01), Adam alone (adam, ours), or as "
+                             "the authors' code (sgd: plain SGD on batches of 5, teacher forcing on half of them)")
+    parser.add_argument("--every_restart", action="store_true",
+                        help="keep every restart's test and gen predictions (in results/question_formation/<run name>/), "
+                             "not only the median restart's")
     parser.add_argument("--data", default=SHARED, help="the shared question-formation sets (default: %(default)s)")
     parser.add_argument("--work", default="runs", help="parent of the data and working directories")
     parser.add_argument("--note", default="", help="the conditions of the run, e.g. other load on the machine")
@@ -158,7 +179,8 @@ def main():
         parser.error(f"--data={args.data}: no {', '.join(missing)}")
     for cell in args.cells:
         recorded = run_cell(cell, args.restarts, os.path.abspath(args.data), args.work, args.train_seconds,
-                            lambda m: print(m, flush=True), stopping=args.stopping, recipe=args.recipe, jobs=args.jobs)
+                            lambda m: print(m, flush=True), stopping=args.stopping, recipe=args.recipe, jobs=args.jobs,
+                            every_restart=args.every_restart)
         record(recorded, args.note)
         print(json.dumps(recorded), flush=True)
 

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from rnnpb_nmt.tasks.inflection.alignment import STEP, align, levenshtein
+from rnnpb_nmt.tasks.inflection.alignment import EARLY, STEP, align, alignment_actions, levenshtein
 
 from helpers import oracle_actions, replay
 
@@ -51,3 +51,37 @@ def test_replay_refuses_a_step_past_the_last_character():
     """The replaying tests above rely on it: an oracle stepping too far fails them."""
     with pytest.raises(ValueError, match="past the last character"):
         replay("a", [STEP, STEP])
+
+
+def test_early_insertions_put_the_infinitives_zu_before_the_stem_where_the_default_puts_it_after():
+    """crpalign's tie-breaking (notes/inflection.md, 2026-12-06): abzupfet -> abzuzupfen, the inserted
+    zu after the particle ab; the default copies the stem's zu first. A pair without ties: the same."""
+    columns = [(a, a) for a in "ab"], [(None, b) for b in "zu"], [(a, a) for a in "zupfe"], [("t", "n")]
+    early, late = columns[0] + columns[1] + columns[2], columns[0] + columns[2][:2] + columns[1] + columns[2][2:]
+    assert align("abzupfet", "abzuzupfen", insertions=EARLY) == early + columns[3]
+    assert align("abzupfet", "abzuzupfen") == late + columns[3]
+    assert align("ab", "abs", insertions=EARLY) == align("ab", "abs") == [("a", "a"), ("b", "b"), (None, "s")]
+    # a substitution and an insertion, tied: the insertion first (the default: last)
+    assert align("xay", "xbcy", insertions=EARLY) == [("x", "x"), (None, "b"), ("a", "c"), ("y", "y")]
+    assert align("xay", "xbcy") == [("x", "x"), ("a", "b"), (None, "c"), ("y", "y")]
+
+
+def writes_before_each_step(actions):
+    """How many characters an action sequence has written before each of its steps."""
+    written, counts = 0, []
+    for action in actions:
+        if action == STEP:
+            counts.append(written)
+        else:
+            written += 1
+    return counts
+
+
+@given(WORDS, WORDS)
+def test_early_insertions_give_a_minimum_edit_alignment_that_writes_no_later_than_the_default(lemma, form):
+    early, late = align(lemma, form, insertions=EARLY), align(lemma, form)
+    assert sum(a != b for a, b in early) == sum(a != b for a, b in late) == levenshtein(lemma, form)
+    written, pointers = replay(lemma, alignment_actions(early))
+    assert "".join(written) == form and pointers[-1] == len(lemma)
+    before_early, before_late = (writes_before_each_step(alignment_actions(c)) for c in (early, late))
+    assert all(e >= d for e, d in zip(before_early, before_late))

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rnnpb_nmt.config import Config
-from rnnpb_nmt.tasks.inflection.alignment import STEP, align, alignment_actions, levenshtein
+from rnnpb_nmt.tasks.inflection.alignment import EARLY, STEP, align, alignment_actions, levenshtein
 from rnnpb_nmt.tasks.inflection.corpus_aligner import CorpusAligner
 from rnnpb_nmt.tasks.inflection.task import InflectionTask
 
@@ -164,3 +164,27 @@ def test_the_task_trains_on_corpus_aligned_actions_and_reads_the_same_ones_when_
     levenshtein_targets = [default.vocab2.decode(t) for t in default.train_tgt]
     assert levenshtein_targets == [oracle_actions(*pair) for pair in EI_IE_CORPUS]
     assert levenshtein_targets[-1] != loaded.vocab2.decode(loaded.train_tgt[-1])  # speien -> spieen
+
+
+# CELEX-like infinitives with zu after a separable particle, from a subjunctive (abzupfet -> abzuzupfen).
+ZU_CORPUS = [(particle + stem + "et", particle + "zu" + stem + "en")
+             for particle, stem in (("ab", "zupf"), ("an", "mach"), ("auf", "hol"), ("ein", "kauf"), ("aus", "spiel"))]
+
+
+def test_early_insertions_break_the_corpus_aligners_ties_as_crpalign_and_change_nothing_else(tmp_path):
+    corpus = FIGURE_3_CORPUS + ZU_CORPUS
+    late, early = CorpusAligner(corpus), CorpusAligner(corpus, insertions=EARLY)
+    columns = sorted({(a, b) for lemma, form in corpus for a in (None, *lemma) for b in (None, *form)} - {(None, None)},
+                     key=str)
+    assert [late.cost(*c) for c in columns] == [early.cost(*c) for c in columns]  # the same fit
+    assert all(sum(late.cost(*c) for c in late.align(*pair)) == sum(late.cost(*c) for c in early.align(*pair))
+               for pair in corpus)  # equally cheap alignments
+    copies = [(a, a) for a in "abzu"]
+    assert early.align("abzupfet", "abzuzupfen")[:4] == [*copies[:2], (None, "z"), (None, "u")]  # before the stem
+    assert late.align("abzupfet", "abzuzupfen")[:6] == [*copies, (None, "z"), (None, "u")]  # after the stem's zu
+    assert [early.align(*pair) for pair in corpus[:-len(ZU_CORPUS)]] == [late.align(*pair) for pair in corpus[:-len(ZU_CORPUS)]]
+    # The task: --aligner=corpus_early trains on these alignments' actions, fit on its training file.
+    rows = ["\t".join([lemma, "pos=V", form]) for lemma, form in corpus]
+    files = {"train_set1": str(write_lines(tmp_path / "train", rows)), "dev_set1": str(write_lines(tmp_path / "dev", rows[-2:]))}
+    loaded = InflectionTask().load_corpus(files, Config().replace(task="inflection", aligner="corpus_early"))
+    assert [loaded.vocab2.decode(t) for t in loaded.train_tgt] == [actions_of(early, *pair) for pair in corpus]

@@ -299,14 +299,27 @@ def row_cells(lines, start):
 def test_the_inflection_page_puts_the_withheld_test_figure_between_our_dev_and_the_papers_test_figures():
     lines = results_table.inflection_table([inflection_cell(0.9)], WITHHELD)
     header = row_cells(lines, "| set |")
-    assert header[2:6] == ["dev: single", "dev: vote (models)", "test: ours (scored outside)", "test: paper (that model)"]
-    assert row_cells(lines, "| arabic | hard |")[2:6] == ["90.00", "– (1)", "94.96", "98.77"]
-    assert row_cells(lines, "| arabic | soft |")[4:6] == ["–", "99.30"]  # no test figure came back for it
-    assert row_cells(lines, "| average | hard |")[3:6] == ["90.00 (1 of 10 sets)", "94.87", "95.61"]
+    assert header[2:7] == ["dev: single", "dev: vote (models)", "dev: novel (pairs)", "test: ours (scored outside)",
+                           "test: paper (that model)"]
+    assert row_cells(lines, "| arabic | hard |")[2:7] == ["90.00", "– (1)", "–", "94.96", "98.77"]  # no novel figure yet
+    assert row_cells(lines, "| arabic | soft |")[5:7] == ["–", "99.30"]  # no test figure came back for it
+    assert row_cells(lines, "| average | hard |")[3:7] == ["90.00 (1 of 10 sets)", "", "94.87", "95.61"]
     text = "\n".join(lines)
     assert ("Test figures (issue 94, scored outside the project against the withheld gold, filed 2026-12): M, of P, "
             "as of commit 1cef785; N.") in text
     assert "No withheld-test figure has come back yet." in "\n".join(results_table.inflection_table([], {}))
+
+
+def test_the_inflection_page_shows_the_accuracy_on_the_dev_pairs_not_in_training_where_a_cell_has_it():
+    single = inflection_cell(0.9)
+    single["members"][0]["dev"]["novel_accuracy"] = 0.75
+    voted = dict(single, ensemble={"accuracy": 0.95, "mean_levenshtein": 0.1, "test_command": "vote",
+                                   "novel_accuracy": 0.875}, dev_novel_pairs=8)
+    none = dict(single, dev_novel_pairs=0)
+    none["members"] = [{**single["members"][0], "dev": {**single["members"][0]["dev"], "novel_accuracy": None}}]
+    shown = [row_cells(results_table.inflection_table([cell], {}), "| arabic | hard |")[2:5]
+             for cell in (dict(single, dev_novel_pairs=8), voted, none)]
+    assert shown == [["90.00", "– (1)", "75.00 (8)"], ["90.00", "**95.00** (1)", "87.50 (8)"], ["90.00", "– (1)", "– (0)"]]
 
 
 def test_the_inflection_headline_shows_our_test_average_beside_the_papers_and_labels_the_dev_one():

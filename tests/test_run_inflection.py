@@ -35,10 +35,11 @@ def flag(command, name):
 class FakeRuns:
     """Stand-ins for training (writes training_stats.json; the second member runs out of time)
     and for a --do_testing run (writes test_trans_NAME.txt, the working directory's name as
-    each prediction; an accuracy per working directory). They keep the commands."""
+    each prediction, or on dev its forms in ``forms``; an accuracy per working directory). They
+    keep the commands."""
 
-    def __init__(self, accuracies):
-        self.accuracies, self.trained, self.tested = accuracies, [], []
+    def __init__(self, accuracies, forms=None):
+        self.accuracies, self.forms, self.trained, self.tested = accuracies, forms or {}, [], []
 
     def train_within_budget(self, command, working_dir, budget, log):
         self.trained.append((command, working_dir, budget))
@@ -52,16 +53,18 @@ class FakeRuns:
         os.makedirs(working_dir, exist_ok=True)
         inputs = [line.split("\t")[:2] for line in Path(flag(command, "test_set")).read_text("utf-8").splitlines()]
         configuration = os.path.basename(working_dir)
-        Path(working_dir, f"test_trans_{name}.txt").write_text(
-            "".join("\t".join([*fields, configuration]) + "\n" for fields in inputs), encoding="utf-8")
+        forms = self.forms.get(configuration) if name == "dev" else None
+        Path(working_dir, f"test_trans_{name}.txt").write_text("".join(
+            "\t".join([*fields, forms[k] if forms else configuration]) + "\n" for k, fields in enumerate(inputs)),
+            encoding="utf-8")
         return {"accuracy": self.accuracies[configuration], "mean_levenshtein": 0.25, "testing_time": 2.0,
                 "sentences": len(inputs)}
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    def make(accuracies):
-        runs = FakeRuns(accuracies)
+    def make(accuracies, forms=None):
+        runs = FakeRuns(accuracies, forms)
         monkeypatch.setattr(run_inflection, "train_within_budget", runs.train_within_budget)
         monkeypatch.setattr(run_inflection, "run_test", runs.run_test)
         monkeypatch.setattr(run_inflection, "machine", lambda: "M")
@@ -96,6 +99,35 @@ def test_a_set_trains_its_members_votes_on_dev_and_keeps_the_votes_test_predicti
     assert cell["predictions"] == {"file": os.path.relpath(kept, ROOT), "configuration": "ensemble", "lines": 3,
                                    "test_seconds": 2.0, "test_command": vote_command}
     assert cell["members"][0]["train_command"].endswith(f"--working_dir={os.path.relpath(members[0])}")
+
+
+# A hand-made set: two dev pairs are training pairs (one with its tags in another order), three are not.
+NOVEL_TRAIN = ["gehen\tpos=V,tense=PST\tging", "Haus\tpos=N,num=PL\tHäuser", "spielen\tpos=V,per=3\tspielt"]
+NOVEL_DEV = ["gehen\tpos=V,tense=PST\tging", "Haus\tnum=PL,pos=N\tHäuser", "gehen\tpos=V,per=3\tgeht",
+             "spielen\tpos=V,tense=PST\tspielte", "Haus\tpos=N,num=SG\tHaus"]
+
+
+def test_the_dev_accuracy_on_the_pairs_not_in_training_is_recorded_for_each_member_and_the_vote(tmp_path, fake):
+    fake_layout(tmp_path / "data", "sigmorphon2016", "navajo")
+    train, dev, _ = inflection_experiments.files("sigmorphon2016", "navajo", str(tmp_path / "data"))
+    Path(train).write_text("".join(line + "\n" for line in NOVEL_TRAIN), encoding="utf-8")
+    Path(dev).write_text("".join(line + "\n" for line in NOVEL_DEV), encoding="utf-8")
+    forms = {"seed1": ["ging", "Häuser", "geht", "spielt", "Haus"],  # novel: 2 of 3 right
+             "seed2": ["gang", "Haus", "geh", "spielte", "Hause"],  # novel: 1 of 3 (the training pairs do not count)
+             "ensemble": ["ging", "Häuser", "geht", "spielte", "Haus"]}
+    fake({"seed1": 0.6, "seed2": 0.2, "ensemble": 1.0}, forms)
+    cell = run_inflection.run_set("sigmorphon2016", "navajo", str(tmp_path / "data"), str(tmp_path / "work"), 2, 600,
+                                  print, results=str(tmp_path / "results"))
+    assert cell["dev_novel_pairs"] == 3
+    assert [m["dev"]["novel_accuracy"] for m in cell["members"]] == [2 / 3, 1 / 3] and cell["ensemble"]["novel_accuracy"] == 1
+    for scored, configuration in zip([*(m["dev"] for m in cell["members"]), cell["ensemble"]], forms):
+        kept = Path(scored["predictions"])  # each member's dev predictions, and the vote's, kept beside it
+        assert kept.parent.name == configuration and kept.name == "test_trans_dev.txt"
+        assert [line.split("\t")[2] for line in kept.read_text(encoding="utf-8").splitlines()] == forms[configuration]
+    row = next(line for line in results_table.inflection_table([dict(cell, note="")], {}) if line.startswith("| navajo | hard"))
+    assert "| **100.00** (2) | 100.00 (3) |" in row
+    gold, novel = run_inflection.novel_pairs(train, dev)
+    assert novel == [2, 3, 4] and [form for _, _, form in gold] == [line.split("\t")[2] for line in NOVEL_DEV]
 
 
 def test_members_trained_two_at_a_time_are_recorded_and_voted_as_one_at_a_time(tmp_path, fake):
@@ -195,6 +227,24 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     assert text.count("test predictions in `") == 1  # the corpus vote's, the file's present contents
 
 
+def test_the_corpus_aligner_with_early_insertions_trains_into_folders_of_its_own_and_gets_columns_of_its_own(
+        tmp_path, fake):
+    fake_layout(tmp_path / "data", "celex", "fold0")
+    work, cells = str(tmp_path / "work"), []
+    for aligner, accuracies in (("corpus", (0.5, 0.75, 0.8)), ("corpus_early", (0.625, 0.75, 0.875))):
+        runs = fake(dict(zip(("seed1", "seed2", "ensemble"), accuracies)))
+        cells.append(dict(run_inflection.run_set("celex", "fold0", str(tmp_path / "data"), work, 2, 600, print,
+                                                 results=str(tmp_path / "results"), aligner=aligner, dev_only=True),
+                          note=""))
+        assert all(f"--aligner={aligner}" in c and os.path.relpath(d, work).split(os.sep)[0] == f"inflection_{aligner}"
+                   for c, d, _ in runs.trained)
+    text = "\n".join(results_table.inflection_table(cells, {}))
+    assert ("| collection | set | corpus single | corpus vote (models) | corpus_early single | corpus_early vote (models) |"
+            in text)
+    assert "| celex | fold0 | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text  # no column of the aligner not run
+    assert "votes over the 1 sets every aligner has: corpus 80.00, corpus_early 87.50." in text
+
+
 def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["run_inflection.py", "sigmorphon2016", "--model", "soft", "--aligner", "corpus"])
     monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
@@ -206,7 +256,8 @@ def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv, model, aligner", [
-    ([], "hard", "corpus"), (["--aligner", "levenshtein"], "hard", "levenshtein"), (["--model", "soft"], "soft", "levenshtein")])
+    ([], "hard", "corpus"), (["--aligner", "levenshtein"], "hard", "levenshtein"), (["--model", "soft"], "soft", "levenshtein"),
+    (["--aligner", "corpus_early"], "hard", "corpus_early")])
 def test_the_command_lines_defaults_are_the_one_protocol(argv, model, aligner, monkeypatch):
     """Issue 46's protocol without flags: the hard model on the corpus aligner's oracle (chosen on dev),
     5 members, 40 minutes each; the soft model reads no oracle (recorded under the aligner of no flags)."""
@@ -250,12 +301,12 @@ def test_a_recorded_set_sits_beside_the_papers_figures_and_the_others_say_not_ru
     lines = results_table.inflection_table([cell], {})
     row = next(line for line in lines if line.startswith("| german | hard |"))
     assert [c.strip() for c in row.strip("|").split("|")][2:] == [
-        "50.00", "**90.00** (2)", "–", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble, levenshtein oracle"]
+        "50.00", "**90.00** (2)", "– (0)", "–", "96.58", "0.250", "3 (2), 3 (2)*", "30, 30", "ensemble, levenshtein oracle"]
     assert next(line for line in lines if line.startswith("| german | soft |")) == (
-        "| german | soft | not run yet | – | – | 96.51 | – | – | – | – |")
+        "| german | soft | not run yet | – | – | – | 96.51 | – | – | – | – |")
     assert "not run yet" in next(line for line in lines if line.startswith("| russian | hard |"))
-    assert "| average | hard | | 90.00 (1 of 10 sets) |" in "\n".join(lines)
-    assert "| average | soft | | – |" in "\n".join(lines)
+    assert "| average | hard | | 90.00 (1 of 10 sets) | |" in "\n".join(lines)
+    assert "| average | soft | | – | |" in "\n".join(lines)
     assert "Paper's averages: hard 95.61, soft 96.34, MED 95.56." in "\n".join(lines)
     text = "\n".join(lines)
     assert cell["members"][1]["train_command"] in text and cell["predictions"]["test_command"] in text and "Why." in text
@@ -268,7 +319,7 @@ def test_a_set_of_one_model_shows_no_vote_and_the_single_models_edit_distance(tm
                                        600, print, results=str(tmp_path / "results")), note="")
     assert cell["ensemble"] is None
     row = next(line for line in results_table.inflection_table([cell], {}) if line.startswith("| german | hard |"))
-    assert [c.strip() for c in row.strip("|").split("|")][2:7] == ["50.00", "– (1)", "–", "96.58", "0.250"]
+    assert [c.strip() for c in row.strip("|").split("|")][2:8] == ["50.00", "– (1)", "– (0)", "–", "96.58", "0.250"]
 
 
 def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_beside_the_hard_one(tmp_path, fake):
@@ -295,7 +346,7 @@ def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_be
     lines = results_table.inflection_table(recorded, {})
     rows = [line for line in lines if line.startswith("| navajo |")]
     assert [row.split("|")[2].strip() for row in rows] == ["hard", "soft"]
-    assert [row.split("|")[6].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
+    assert [row.split("|")[7].strip() for row in rows] == ["93.01", "95.41"]  # the paper's hard and soft
     assert all("**80.00** (2)" in row for row in rows)
     assert [row.split("|")[-2].strip() for row in rows] == ["ensemble, levenshtein oracle", "ensemble"]  # soft: none
     runs = [line for line in lines if line.startswith("`sigmorphon2016` `navajo`")]

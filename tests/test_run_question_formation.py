@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnpb_nmt import cli
+from rnnpb_nmt import cli, config
 from rnnpb_nmt.tasks.question_formation import questions
 from rnnpb_nmt.tasks.question_formation.grammar import Grammar
 
@@ -124,6 +124,37 @@ def test_a_cell_trains_and_tests_each_restart_and_keeps_the_median_restarts_pred
     assert "--data_dir=" in cell["generate_command"] and cell["generate_command"].split()[0] == runner.shown([sys.executable])
 
 
+def test_every_restarts_predictions_are_kept_under_the_runs_name_when_asked_and_only_the_medians_by_default(
+        tmp_path, monkeypatch):
+    default, _, _ = fake_cell(tmp_path / "default", monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5})
+    folder = tmp_path / "default" / "results" / "question_formation"
+    assert not any("predictions" in r for r in default["restarts"]) and not (folder / "gru_location.authors.layers").exists()
+    assert sorted(os.listdir(folder)) == ["gru_location.authors.layers.gen.tsv", "gru_location.authors.layers.test.tsv"]
+    cell, _, covered = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5}, every_restart=True)
+    folder = tmp_path / "results" / "question_formation"
+    for restart in cell["restarts"]:
+        seed = f"seed{restart['seed']}"
+        for name in ("test", "gen"):
+            kept = folder / "gru_location.authors.layers" / f"{seed}.{name}.tsv"
+            assert kept.read_text().splitlines() == [f"{line}\t{seed}" for line in covered[name]]
+            assert restart["predictions"][name] == os.path.relpath(kept, ROOT)
+    # the median restart's files as without the option
+    assert cell["predictions"] == {name: os.path.relpath(folder / f"gru_location.authors.layers.{name}.tsv", ROOT)
+                                   for name in ("test", "gen")}
+    assert (folder / "gru_location.authors.layers.test.tsv").read_text().splitlines()[0].endswith("\tseed3")
+
+
+@pytest.mark.parametrize("argv, every_restart", [([], False), (["--every_restart"], True)])
+def test_the_command_line_keeps_every_restarts_predictions_only_when_asked(argv, every_restart, tmp_path, monkeypatch):
+    shared_sets(tmp_path / "shared")
+    runs = []
+    monkeypatch.setattr(sys, "argv", ["run_question_formation.py", "gru_none", "--data", str(tmp_path / "shared"), *argv])
+    monkeypatch.setattr(runner, "run_cell", lambda *a, **k: runs.append(k) or {})
+    monkeypatch.setattr(runner, "record", lambda cell, note: None)
+    runner.main()
+    assert [k["every_restart"] for k in runs] == [every_restart]
+
+
 def test_restarts_trained_two_at_a_time_are_recorded_as_one_at_a_time(tmp_path, monkeypatch):
     one, runs_one, _ = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5})
     two, runs_two, _ = fake_cell(tmp_path, monkeypatch, {1: 0.3, 2: 0.7, 3: 0.5}, jobs=2)
@@ -216,16 +247,20 @@ def test_the_authors_recipe_trains_as_their_code_and_its_cells_are_recorded_and_
     assert "`gru_location (--stopping authors --recipe sgd)`" in "\n".join(lines)
 
 
-@pytest.mark.parametrize("recipe, decoder_input, embedding_init", [
-    ("layers", "combined", "normal"), ("combined", "combined", None), ("n01", None, "normal")])
+@pytest.mark.parametrize("recipe, decoder_input, embedding_init, clip", [
+    ("layers", "combined", "normal", None), ("combined", "combined", None, None), ("n01", None, "normal", None),
+    ("noclip", "combined", "normal", 1e9)])
 def test_the_layers_recipes_train_ours_with_the_authors_decoder_input_or_embeddings(
-        recipe, decoder_input, embedding_init, tmp_path, monkeypatch):
+        recipe, decoder_input, embedding_init, clip, tmp_path, monkeypatch):
+    """... and noclip: the layers recipe without gradient clipping (--gradient_clip=1e9, in range)."""
     _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe=recipe)
     command = runs.trained[0][0]
     assert "--batch_size=128" in command and "--optimizer=sgd" not in command
     assert flag(command, "working_dir").endswith(os.path.join(f"gru_location.authors.{recipe}", "seed1"))
     given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
     assert (given["decoder_input"], given["embedding_init"], given["cell"]) == (decoder_input, embedding_init, "gru")
+    assert given["gradient_clip"] == clip
+    config.check_ranges(given)
 
 
 def test_runs_keep_their_names_and_records_their_protocol_whichever_protocol_is_the_main_one(monkeypatch):

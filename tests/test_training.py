@@ -31,13 +31,27 @@ def test_a_nan_loss_stops_training_with_a_user_error(setup, tmp_path):
 
 def clipped_gradients(trainer, kind, batch, clip):
     """The gradients of the batch-mean loss at the current weights, clipped to global norm ``clip``
-    (dense: the embeddings' rows a batch does not touch get 0)."""
+    (None: not clipped; dense: the embeddings' rows a batch does not touch get 0)."""
     variables = trainer.model.trainable_variables
     with tf.GradientTape() as tape:
         per_sentence, extra, _ = trainer.model.sentence_losses(batch, kind)
         loss = tf.reduce_sum(per_sentence) / tf.cast(tf.shape(per_sentence)[0], tf.float32) + extra
-    grads, _ = tf.clip_by_global_norm([tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)], clip)
-    return [g.numpy() for g in grads]
+    grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)]
+    return [g.numpy() for g in (grads if clip is None else tf.clip_by_global_norm(grads, clip)[0])]
+
+
+def test_a_clip_of_1e9_turns_clipping_off(setup):
+    """--gradient_clip=1e9 is no clipping (the authors' question-formation training, --recipe sgd;
+    issue 94's ablation of clipping under Adam): below that norm the step's clip leaves every
+    gradient bit for bit as it is, here where the default clip of 1 would shrink them. (0 is refused:
+    the clip is a norm; --recog_clip falls back to --gradient_clip, so 0 as "off" would be two rules.)"""
+    make_trainer, corpus = setup
+    trainer = make_trainer(gradient_clip=1e9)
+    kind, batch = next(trainer.epoch_batches(corpus, 1, np.random.default_rng(0)))
+    raw = clipped_gradients(trainer, kind, batch, None)
+    assert np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2)) for g in raw)) > 1
+    assert all(np.array_equal(g, r) for g, r in zip(clipped_gradients(trainer, kind, batch, 1e9), raw))
+    assert not all(np.array_equal(g, r) for g, r in zip(clipped_gradients(trainer, kind, batch, 1.0), raw))
 
 
 @pytest.mark.parametrize("clip", [1e9, 0.01])

@@ -14,6 +14,12 @@ ties broken so that
   spread between the stem's characters.
 
 With these ties the paper's two worked examples (its Figure 3) come out as in the paper.
+``align(..., insertions=EARLY)`` breaks them as the SIGMORPHON 2016 baseline's aligner (crpalign)
+does instead: walking back from the end it prefers a deletion, then a substitution, then an
+insertion, so insertions go as early as possible and, within a gap, before the deletions
+(``abzupfet -> abzuzupfen``: the infinitive's ``zu`` inserted after ``ab``, before the stem, where
+the default inserts it after copying the stem's own ``zu``). The two give alignments of the same
+cost and, for a pair without ties, the same alignment.
 
 The oracle (paper §2.2): the pointer starts on a begin-of-word position (0) before the first
 character; for each alignment column, a column with an input character first moves the pointer
@@ -62,24 +68,33 @@ def mean_levenshtein(predictions, targets):
     return sum(levenshtein(p, t) for p, t in pairs) / len(pairs)
 
 
-def align(source, target, cost=unit_cost):
+# The moves a back-trace tries first, walking back from the end: the first is taken last.
+LATE = ("insertion", "substitution", "deletion")  # insertions as late as possible (the default)
+EARLY = ("deletion", "substitution", "insertion")  # crpalign's: insertions as early as possible
+
+
+def align(source, target, cost=unit_cost, insertions=LATE):
     """A minimum-cost alignment: a list of (input char or None, output char or None) columns,
-    in order, with the tie-breaking of the module docstring; ``cost`` as for ``_distances``."""
+    in order, with the tie-breaking of the module docstring; ``cost`` as for ``_distances``;
+    ``insertions``: the order in which the back-trace tries the moves (LATE or EARLY)."""
     d = _distances(source, target, cost)
     i, j, columns = len(source), len(target), []
     while i or j:
-        # Walking backwards, an insertion taken first ends up last: preferring it puts
-        # insertions as late as possible, and after the deletions of the same gap.
-        if j and d[i][j] == d[i][j - 1] + cost(None, target[j - 1]):
-            columns.append((None, target[j - 1]))
-            j -= 1
-        elif i and j and d[i][j] == d[i - 1][j - 1] + cost(source[i - 1], target[j - 1]):
-            columns.append((source[i - 1], target[j - 1]))
-            i, j = i - 1, j - 1
-        else:
-            columns.append((source[i - 1], None))
-            i -= 1
+        read, write = next(column for column in (_last_column(d, source, target, i, j, cost, move)
+                                                 for move in insertions) if column)
+        columns.append((read, write))
+        i, j = i - (read is not None), j - (write is not None)
     return columns[::-1]
+
+
+def _last_column(d, source, target, i, j, cost, move):
+    """The column (read, write) of ``move`` if a cheapest alignment of source[:i] and target[:j]
+    can end with it, else None."""
+    reads, writes = move != "insertion", move != "deletion"
+    if (reads and not i) or (writes and not j):
+        return None
+    read, write = source[i - 1] if reads else None, target[j - 1] if writes else None
+    return (read, write) if d[i][j] == d[i - reads][j - writes] + cost(read, write) else None
 
 
 def alignment_actions(columns):

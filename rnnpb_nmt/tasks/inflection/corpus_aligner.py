@@ -32,7 +32,9 @@ A re-implementation of that design, vectorised with numpy (the original is C):
 - the result: each pair (a training pair, or a dev pair the sampler never saw: an unseen column
   type has the prior's probability) gets its cheapest alignment under those costs from
   ``alignment.align``, so the tie-breaking (deletions before insertions within a gap, insertions
-  as late as possible) and the step/write oracle are the Levenshtein aligner's.
+  as late as possible) and the step/write oracle are the Levenshtein aligner's; or, given
+  ``insertions=EARLY`` (``--aligner=corpus_early``), crpalign's tie-breaking, insertions as early
+  as possible (the costs are the same: only the choice among equally cheap alignments differs).
 
 Deterministic: the random numbers come from ``numpy.random.default_rng(seed)`` (a fixed ``SEED``
 for the task), the characters are numbered in sorted order and the costs are rounded to integers
@@ -44,7 +46,7 @@ import math
 
 import numpy as np
 
-from rnnpb_nmt.tasks.inflection.alignment import align
+from rnnpb_nmt.tasks.inflection.alignment import LATE, align
 
 SEED = 1  # fixed: the alignments are part of the data, not of a run's randomness (--seed)
 SWEEPS, BURN_IN = 10, 5  # crpalign's defaults (its iterations and burn-in)
@@ -58,9 +60,10 @@ COST_SCALE = 10 ** 6  # costs in millionths of a nat, as integers: equal sums ar
 class CorpusAligner:
     """Column costs learned from a corpus of (lemma, form) pairs; ``align`` aligns any pair."""
 
-    def __init__(self, pairs, seed=SEED):
+    def __init__(self, pairs, seed=SEED, insertions=LATE):
         """Fit on ``pairs``, a non-empty sequence of (source, target) pairs of non-empty strings (the
-        training pairs; ``align`` takes any)."""
+        training pairs; ``align`` takes any); ``insertions``: ``alignment.align``'s tie-breaking."""
+        self._insertions = insertions
         sources, targets = zip(*pairs)
         self._reads = [None, *sorted(set("".join(sources)))]  # id 0 is the gap
         self._writes = [None, *sorted(set("".join(targets)))]
@@ -87,7 +90,7 @@ class CorpusAligner:
 
     def align(self, source, target):
         """The cheapest alignment of a pair under the learned costs, in ``alignment.align``'s form."""
-        return align(source, target, self.cost)
+        return align(source, target, self.cost, self._insertions)
 
 
 class _Block:

@@ -13,7 +13,9 @@ class DataOptions:
         choices=("actions", "form"), legacy="actions", only=("task", ("inflection",)))
     aligner: str = option(
         "levenshtein", "--inflection_target=actions: the character alignment of lemma and form the step/write "
-        "actions are read off: levenshtein (each pair alone, minimum edit distance) or corpus (a Gibbs sampler "
+        "actions are read off: levenshtein (each pair alone, minimum edit distance), corpus (a Gibbs sampler "
         "over all training pairs, after the SIGMORPHON 2016 baseline's aligner the paper used: the columns the "
-        "corpus shares win ties; fit when the data load, deterministic)",
-        choices=("levenshtein", "corpus"), legacy="levenshtein", only=("inflection_target", ("actions",)))
+        "corpus shares win ties; fit when the data load, deterministic) or corpus_early (the same costs, ties "
+        "among equally cheap alignments broken as that aligner does: insertions as early as possible)",
+        choices=("levenshtein", "corpus", "corpus_early"), legacy="levenshtein",
+        only=("inflection_target", ("actions",)))

@@ -17,8 +17,10 @@ How the data reach a model, with the least change to the shared pipeline (``rnnp
 - ``tgt`` is the oracle action sequence of the pair (``rnnpb_nmt.tasks.inflection.alignment``): the form's
   characters with ``<step>`` actions between them, read off a Levenshtein alignment of the pair or
   (``--aligner=corpus``) one by an aligner fit on the training pairs as the data load
-  (``rnnpb_nmt.tasks.inflection.corpus_aligner``); with ``--inflection_target=form`` the form's
-  characters alone (a soft-attention model, which aligns by itself, learns to write only them).
+  (``rnnpb_nmt.tasks.inflection.corpus_aligner``; ``--aligner=corpus_early``: the same, with its
+  ties broken as the SIGMORPHON 2016 baseline's aligner breaks them); with
+  ``--inflection_target=form`` the form's characters alone (a soft-attention model, which aligns
+  by itself, learns to write only them).
   Outputs are scored, written and printed with the steps removed, so a model that writes plain
   forms is scored the same way.
 
@@ -35,7 +37,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.metrics import coarse_accuracy
 from rnnpb_nmt.registry import register_task
 from rnnpb_nmt.tasks.base import Task, encode_corpus
-from rnnpb_nmt.tasks.inflection.alignment import align, alignment_actions, mean_levenshtein
+from rnnpb_nmt.tasks.inflection.alignment import EARLY, LATE, align, alignment_actions, mean_levenshtein
 from rnnpb_nmt.tasks.inflection.corpus_aligner import CorpusAligner
 from rnnpb_nmt.tasks.transduction.task import refuse_unknown_symbols
 
@@ -125,10 +127,14 @@ class InflectionTask(Task):
     @staticmethod
     def _target(train, options):
         """The target symbols of a (lemma, form) pair, as ``--inflection_target`` and ``--aligner``
-        (``options``: the data options) say; a corpus aligner is fit on the ``train`` examples."""
+        (``options``: the data options) say; a corpus aligner (``corpus``, ``corpus_early``) is fit
+        on the ``train`` examples."""
         if options.inflection_target == "form":
             return lambda lemma, form: list(form)
-        aligned = CorpusAligner([(lemma, form) for lemma, _, form in train]).align if options.aligner == "corpus" else align
+        aligned = align
+        if options.aligner != "levenshtein":
+            insertions = EARLY if options.aligner == "corpus_early" else LATE
+            aligned = CorpusAligner([(lemma, form) for lemma, _, form in train], insertions=insertions).align
         return lambda lemma, form: alignment_actions(aligned(lemma, form))
 
     def read_test(self, test_set, reference, target_language):
