@@ -42,6 +42,7 @@ from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, ORACLE, SEEDS,
 from inflection_experiments import aligner_of, predictions_name  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
+from rnnpb_nmt.errors import UserError  # noqa: E402
 from rnnpb_nmt.tasks.inflection.task import read_examples  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -162,9 +163,12 @@ def main():
     for name in args.sets or sets:
         if name not in sets:
             parser.error(f"--sets: {name} is not a set of {args.collection} ({', '.join(sets)})")
-        cell = run_set(args.collection, name, os.path.abspath(args.data), args.work, args.members,
-                       args.train_seconds, lambda m: print(m, flush=True), model=args.model, aligner=args.aligner,
-                       dev_only=args.dev_only, jobs=args.jobs)
+        try:  # a damaged data or predictions file: one line naming it, not a traceback
+            cell = run_set(args.collection, name, os.path.abspath(args.data), args.work, args.members,
+                           args.train_seconds, lambda m: print(m, flush=True), model=args.model,
+                           aligner=args.aligner, dev_only=args.dev_only, jobs=args.jobs)
+        except UserError as e:
+            parser.exit(2, f"{parser.prog}: error: {e}\n")
         record(cell, args.note)
         print(json.dumps(cell, ensure_ascii=False), flush=True)
 

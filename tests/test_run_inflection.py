@@ -15,6 +15,7 @@ from helpers import ROOT
 import budgeted_runs
 import inflection_experiments
 import results_table
+from inflection_breakdown import predicted_forms
 import run_inflection
 
 COVERED = ["gehen\tpos=V,tense=PST", "Haus\tpos=N,num=PL", "spielen\tpos=V,per=3"]
@@ -352,3 +353,17 @@ def test_a_soft_set_trains_the_soft_baseline_into_folders_of_its_own_and_sits_be
     runs = [line for line in lines if line.startswith("`sigmorphon2016` `navajo`")]
     assert [run.split(",")[:2] for run in runs] == [["`sigmorphon2016` `navajo` (hard_attention", " levenshtein oracle"],
                                                    ["`sigmorphon2016` `navajo` (soft_attention", " D"]]
+
+
+def test_a_predictions_file_that_does_not_match_dev_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    predictions = tmp_path / "test_trans_dev.txt"
+    predictions.write_text("walk\tV;PST\twalked\n", encoding="utf-8")
+    gold = [("walk", ("V", "PST"), "walked"), ("talk", ("V", "PST"), "talked")]
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", "--sets", "fold0"])
+    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: predicted_forms(gold, str(predictions)))
+    monkeypatch.setattr(run_inflection, "record", lambda cell, note: pytest.fail("recorded"))
+    with pytest.raises(SystemExit) as stop:
+        run_inflection.main()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"run_inflection.py: error: {predictions}: 1 lines, the gold file has 2"]
