@@ -12,7 +12,9 @@ measurement is a child process of its own (a fresh interpreter), its peak memory
   as they stream, in parts in worker processes (``--prepare_workers``' default), the corpus written
   packed to ``prepared/`` (``peak_prepare_memory_mb``: the largest of the child's and its workers'
   peaks, as ``ru_maxrss`` of a process and the children it waited for counts them;
-  ``prepare_main_memory_mb``, ``prepare_worker_memory_mb``: each apart; ``prepare_seconds``);
+  ``prepare_main_memory_mb``: the child's own; ``prepare_worker_memory_mb``: the largest of the
+  processes it waited for, its workers and any helper process forked (whose peak starts at the size
+  it was forked at); ``prepare_seconds``);
 - ``train``: a resumed run's start (the corpus read from ``prepared/``'s files), a tiny seq-to-seq
   (``--units=32 --batch_size=64``) and its ``Trainer`` taking ``--steps`` steps of the first epoch
   (``peak_train_memory_mb``; ``seconds_to_first_step``: the child's start to its first step's end,
