@@ -182,13 +182,16 @@ def test_the_packed_corpus_is_the_one_of_lists(demo_data, tmp_path, settings):
                                    if settings.pop("mono", False) else {}))
     config = tiny_config(**settings)
     expected = reference_load(files, config)
-    for kept in (False, True, True):  # read, then kept in prepared/ and memory-mapped, then read from there
+    for kept in (False, True, True):  # read, then kept in prepared/, then read from there
         prepared = corpus.Prepared(str(tmp_path / "prepared"), files, config)
         loaded = corpus.load(files, config, prepared=prepared)
         assert_same_corpus(loaded, expected)
+        in_prepared = [sentences.ids.path.startswith(str(tmp_path / "prepared")) for sentences in
+                       (loaded.train_src, loaded.train_tgt)]  # read from temporary files until kept
+        assert in_prepared == [kept and prepared.unsaved is None] * 2
         if kept:
             prepared.save()
-            assert isinstance(loaded.train_tgt.ids, VectorFile)
+            assert loaded.train_tgt.ids.path.startswith(str(tmp_path / "prepared"))
         assert_same_corpus(loaded, expected)
         assert isinstance(loaded.train_src, PackedSentences)
         for got, wanted in zip(first_batches(loaded), first_batches(expected, reference_dataset), strict=True):

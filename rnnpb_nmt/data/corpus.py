@@ -106,18 +106,20 @@ def _tokens(path, side, part=None):
 
 def _read(files, config, vocabularies, draft):
     """The ``Corpus`` of the files, each read once (``draft(path, side)``, a ``parts.Drafted``): a
-    side's vocabulary is built and its training sentences encoded as soon as its file is read."""
+    side's vocabulary is built and its training sentences encoded as soon as its file is read. The
+    training and monolingual sentences are encoded into temporary files and read from there (memory
+    does not grow with them), the dev sentences kept in memory."""
     vocabs, train = list(vocabularies or (None, None)), {}
     for side in (1, 2):
         drafted = draft(files[f"train_set{side}"], side)
         if vocabs[side - 1] is None:
             vocabs[side - 1] = vocabs[0] if side == 2 and config.model.autoencode else \
                 Vocabulary.from_counts(drafted.counts(), getattr(config.data, f"vocab{side}_max"))
-        train[side] = drafted.encode(vocabs[side - 1])
+        train[side] = drafted.encode(vocabs[side - 1], on_disk=True)
     check_aligned(files["train_set1"], len(train[1]), files["train_set2"], len(train[2]))
     dev = {side: draft(files[f"dev_set{side}"], side) for side in (1, 2)}
     check_aligned(files["dev_set1"], len(dev[1]), files["dev_set2"], len(dev[2]))
-    mono = {side: draft(files[f"mono_set{side}"], side).encode(vocabs[side - 1])
+    mono = {side: draft(files[f"mono_set{side}"], side).encode(vocabs[side - 1], on_disk=True)
             for side in (1, 2) if files.get(f"mono_set{side}")}
     return Corpus(*vocabs, train[1], train[2], *(list(dev[side].encode(vocabs[side - 1])) for side in (1, 2)),
                   mono.get(1), mono.get(2))

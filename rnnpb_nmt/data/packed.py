@@ -17,6 +17,7 @@ provisional ids to the vocabulary's, which ``counts()`` builds.
 
 import array
 import os
+import shutil
 import threading
 import weakref
 
@@ -36,8 +37,8 @@ class VectorFile:
     that threads (``tf.data`` runs a batch's gather on several) may read at once; the file is opened
     once per process (again in a forked child, whose descriptor would share the parent's)."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, owner=None):
+        self.path, self.owner = path, owner  # owner: kept alive while this is (a temporary directory)
         with open(path, "rb") as f:
             header = HEADERS.get(np.lib.format.read_magic(f))
             if header is None:
@@ -129,21 +130,26 @@ class PackedSentences:
         return bounds[:, 1] - bounds[:, 0], ranges(self.ids, bounds[:, 0], bounds[:, 1])
 
     def save(self, prefix):
-        """Write ``<prefix>.ids.npy`` and ``<prefix>.offsets.npy``, each atomically."""
+        """Write ``<prefix>.ids.npy`` and ``<prefix>.offsets.npy``, each atomically (a ``VectorFile``'s
+        file copied as it is, a chunk at a time)."""
         for name, values in (("ids", self.ids), ("offsets", self.offsets)):
             with atomic_file(f"{prefix}.{name}.npy", binary=True) as f:
-                np.save(f, values)
+                if isinstance(values, VectorFile):
+                    with open(values.path, "rb") as source:
+                        shutil.copyfileobj(source, f)
+                else:
+                    np.save(f, values)
 
     @classmethod
-    def load(cls, prefix):
+    def load(cls, prefix, owner=None):
         """The sentences ``save(prefix)`` wrote, read from the files as they are used
-        (``VectorFile``s): memory does not grow with the corpus. A file that is missing or not what
-        ``save`` writes is a UserError."""
+        (``VectorFile``s, kept with ``owner``): memory does not grow with the corpus. A file that is
+        missing or not what ``save`` writes is a UserError."""
         arrays = []
         for name, dtype in (("ids", np.int32), ("offsets", np.int64)):
             path = f"{prefix}.{name}.npy"
             try:
-                values = VectorFile(path)
+                values = VectorFile(path, owner)
             except (OSError, ValueError) as e:
                 raise UserError(f"{path}: corrupted ({e})") from None
             if values.dtype != dtype:
@@ -153,6 +159,18 @@ class PackedSentences:
         if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(ids):
             raise UserError(f"{prefix}.offsets.npy: corrupted (does not match {prefix}.ids.npy)")
         return cls(*arrays)
+
+
+def write_vector(path, dtype, size, chunks):
+    """Write the ``.npy`` file ``np.save`` writes of a vector of ``size`` elements of ``dtype``, its
+    elements given a chunk (an array) at a time, so that the vector is never in memory whole."""
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (size,)})
+        written = 0
+        for chunk in chunks:
+            f.write(np.asarray(chunk, dtype).tobytes())
+            written += len(chunk)
+    assert written == size, f"{path}: {written} of {size} elements"
 
 
 def lengths(sentences):

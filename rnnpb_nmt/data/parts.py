@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from rnnpb_nmt.data.packed import COUNT_CHUNK, Draft, PackedSentences, VectorFile, encoding_table
+from rnnpb_nmt.data.packed import COUNT_CHUNK, Draft, PackedSentences, VectorFile, encoding_table, write_vector
 
 MAX_PART_BYTES = 64 << 20
 MIN_PART_BYTES = 4 << 20
@@ -120,15 +120,20 @@ class Drafted:
                 merged[word] = merged.get(word, 0) + count
         return merged
 
-    def encode(self, vocab):
-        """The ``PackedSentences`` of the file in ``vocab``'s ids, filled a shard at a time."""
+    def encode(self, vocab, on_disk=False):
+        """The ``PackedSentences`` of the file in ``vocab``'s ids, encoded a chunk of a shard at a time:
+        in memory, or ``on_disk``, written to a temporary directory as it is encoded and read from
+        there (the directory is removed when the sentences are no longer used)."""
         lengths = np.concatenate([np.load(f"{s}.lengths.npy") for s in self.shards])
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-        ids, start = np.empty(offsets[-1], np.int32), 0
-        for shard, counts in zip(self.shards, self.part_counts):
-            table, part = encoding_table(counts, vocab), VectorFile(f"{shard}.ids.npy")
-            for k in range(0, len(part), COUNT_CHUNK):  # a chunk at a time: no copy of the part in memory
-                chunk = table[part[k:k + COUNT_CHUNK]]
-                ids[start:start + len(chunk)] = chunk
-                start += len(chunk)
-        return PackedSentences(ids, offsets)
+        chunks = (table[part[k:k + COUNT_CHUNK]]
+                  for table, part in ((encoding_table(counts, vocab), VectorFile(f"{shard}.ids.npy"))
+                                      for shard, counts in zip(self.shards, self.part_counts))
+                  for k in range(0, len(part), COUNT_CHUNK))
+        if not on_disk:
+            return PackedSentences(np.concatenate([np.zeros([0], np.int32), *chunks]), offsets)
+        directory = tempfile.TemporaryDirectory(prefix="rnnpb-corpus-")
+        prefix = os.path.join(directory.name, "sentences")
+        write_vector(f"{prefix}.ids.npy", np.int32, int(offsets[-1]), chunks)
+        write_vector(f"{prefix}.offsets.npy", np.int64, len(offsets), [offsets])
+        return PackedSentences.load(prefix, owner=directory)
