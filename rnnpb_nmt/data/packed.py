@@ -17,8 +17,6 @@ provisional ids to the vocabulary's, which ``counts()`` builds.
 
 import array
 import os
-import shutil
-import threading
 import weakref
 
 import numpy as np
@@ -28,14 +26,16 @@ from rnnpb_nmt.data.vocabulary import END_ID, UNK_ID
 from rnnpb_nmt.errors import UserError
 
 COUNT_CHUNK = 1 << 20  # ids (or sentences) taken at a time: bounds the temporary arrays of counting
+COPY_BYTES = 1 << 24
 HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
 class VectorFile:
     """The vector of a ``.npy`` file, read by positioned reads (``os.pread``) as it is asked:
-    ``len``, ``v[i]``, ``v[a:b]`` (a numpy array) and ``ranges``. Reads share no file position, so
-    that threads (``tf.data`` runs a batch's gather on several) may read at once; the file is opened
-    once per process (again in a forked child, whose descriptor would share the parent's)."""
+    ``len``, ``v[i]``, ``v[a:b]`` (a numpy array) and ``ranges``. The file is opened once, here, and
+    read through that descriptor: reads share no file position, so that threads (``tf.data`` runs a
+    batch's gather on several) and forked children may read at once, and the file stays readable
+    when it is moved (``--start_over`` moves the old run aside while a run reads its prepared/)."""
 
     def __init__(self, path, owner=None):
         self.path, self.owner = path, owner  # owner: kept alive while this is (a temporary directory)
@@ -47,9 +47,11 @@ class VectorFile:
             self.start = f.tell()  # of the data
         if len(shape) != 1 or fortran or self.dtype.hasobject:
             raise ValueError("not a vector")
-        self.size, self._fd, self._pid, self._opening = shape[0], None, None, threading.Lock()
-        if os.path.getsize(path) < self.start + self.size * self.dtype.itemsize:
+        self.size, self.end = shape[0], self.start + shape[0] * self.dtype.itemsize
+        if os.path.getsize(path) < self.end:
             raise ValueError("cut short")
+        self._fd = os.open(path, os.O_RDONLY)
+        weakref.finalize(self, os.close, self._fd)
 
     def __len__(self):
         return self.size
@@ -66,19 +68,16 @@ class VectorFile:
 
     def ranges(self, starts, stops):
         """Elements ``starts[k]`` to ``stops[k]`` (excluded) for every k, one range after another."""
-        fd, size = self._descriptor(), self.dtype.itemsize
+        fd, size = self._fd, self.dtype.itemsize
         chunks = [os.pread(fd, (b - a) * size, self.start + a * size) for a, b in zip(starts.tolist(), stops.tolist())]
         if sum(map(len, chunks)) != int(np.sum(stops - starts)) * size:
             raise UserError(f"{self.path}: corrupted (cut short while being read)")
         return np.frombuffer(b"".join(chunks), self.dtype)
 
-    def _descriptor(self):
-        with self._opening:  # threads that read first at once open the file once
-            if self._pid != os.getpid():
-                fd = os.open(self.path, os.O_RDONLY)
-                weakref.finalize(self, os.close, fd)
-                self._fd, self._pid = fd, os.getpid()
-        return self._fd
+    def copy_to(self, f):
+        """Write the ``.npy`` file (its header and data) into the open file ``f``, a chunk at a time."""
+        for at in range(0, self.end, COPY_BYTES):
+            f.write(os.pread(self._fd, min(COPY_BYTES, self.end - at), at))
 
 
 def ranges(values, starts, stops):
@@ -135,8 +134,7 @@ class PackedSentences:
         for name, values in (("ids", self.ids), ("offsets", self.offsets)):
             with atomic_file(f"{prefix}.{name}.npy", binary=True) as f:
                 if isinstance(values, VectorFile):
-                    with open(values.path, "rb") as source:
-                        shutil.copyfileobj(source, f)
+                    values.copy_to(f)
                 else:
                     np.save(f, values)
 
