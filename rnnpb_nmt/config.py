@@ -191,6 +191,10 @@ class _DataCore:
     mono_set2: typing.Optional[str] = option(None, "tokenized text, one sentence per line")
     vocab1_max: typing.Optional[int] = option(None, "source vocabulary size", 1, 1e8)
     vocab2_max: typing.Optional[int] = option(None, "target vocabulary size", 1, 1e8)
+    prepare_workers: int = option(
+        0, "worker processes that read and tokenize the data files, each a part of a file at a time, when a run "
+           "prepares its corpus (0: as many as the machine has CPUs, at most 4; 1: in this process; the corpus is "
+           "the same whatever the number; not saved; rnnpb_nmt/data/parts.py)", 0, 1024, saved=False)
     lang1: str = option("en", "source language code", flag=False)
     lang2: str = option("en", "target language code", flag=False)
     # Row counts the models size their PB tables by.

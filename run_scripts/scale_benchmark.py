@@ -9,15 +9,20 @@ of about 26 words; dev likewise), written under ``--out`` (never into the reposi
 measurement is a child process of its own (a fresh interpreter), its peak memory the child's
 ``ru_maxrss``:
 - ``prepare``: the translation task's ``load_corpus`` into a new working directory: the files read
-  as they stream, the corpus written packed to ``prepared/`` (``peak_prepare_memory_mb``,
-  ``prepare_seconds``);
-- ``train``: a resumed run's start (the corpus memory-mapped from ``prepared/``), a tiny seq-to-seq
+  as they stream, in parts in worker processes (``--prepare_workers``' default), the corpus written
+  packed to ``prepared/`` (``peak_prepare_memory_mb``: the largest of the child's and its workers'
+  peaks, as ``ru_maxrss`` of a process and the children it waited for counts them;
+  ``prepare_main_memory_mb``: the child's own; ``prepare_worker_memory_mb``: the largest of the
+  processes it waited for, its workers and any helper process forked (whose peak starts at the size
+  it was forked at); ``prepare_seconds``);
+- ``train``: a resumed run's start (the corpus read from ``prepared/``'s files), a tiny seq-to-seq
   (``--units=32 --batch_size=64``) and its ``Trainer`` taking ``--steps`` steps of the first epoch
   (``peak_train_memory_mb``; ``seconds_to_first_step``: the child's start to its first step's end,
   imports included; ``train_target_tokens_per_second``: the target tokens, ``<end>`` included, of
   the steps after the first, per second; ``train_corpus_mapped_mb``: of its memory at the end, the
-  pages of ``prepared/``'s memory-mapped files, which batches map as they read them, a file's
-  neighbouring pages with them: counted in ``ru_maxrss``, but the system's file cache);
+  resident pages of memory maps of ``prepared/``'s files: none since batches read them with
+  positioned reads; before, the pages batches had read, a file's neighbouring pages with them,
+  counted in ``ru_maxrss``, but the system's file cache);
 - with ``--compare_lists``, ``lists``: the path before issue 91 on the same files (every file a
   list of word lists, a list of symbol lists beside it, then a list of id arrays:
   ``peak_lists_memory_mb``, ``lists_seconds``).
@@ -27,6 +32,7 @@ Prints one JSON object per size, and all of them as the last line.
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -99,7 +105,9 @@ def child_prepare(corpus_dir, working_dir, steps):
     task = TranslationTask(config, working_dir)
     task.load_corpus(_files(corpus_dir), config)
     task.save(working_dir)  # as a new run does before its first step
-    return {"prepare_seconds": time.perf_counter() - started}
+    return {"prepare_seconds": time.perf_counter() - started,
+            "prepare_main_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "prepare_worker_memory_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def child_lists(corpus_dir, working_dir, steps):
@@ -129,7 +137,7 @@ def child_train(corpus_dir, working_dir, steps):
     config = _config()
     task = registry.tasks()["translation"](config, working_dir)
     vocabularies = [Vocabulary.load(os.path.join(working_dir, "prepared", f"vocab{side}.txt")) for side in (1, 2)]
-    corpus = task.load_corpus(_files(corpus_dir), config, vocabularies)  # resumed: memory-mapped
+    corpus = task.load_corpus(_files(corpus_dir), config, vocabularies)  # resumed: read from prepared/
     config = config.replace(**task.derived(_files(corpus_dir), corpus))
     trainer = Trainer(registry.models()[config.model.model](config, corpus.vocab1, corpus.vocab2))
     tokens, first = 0, None

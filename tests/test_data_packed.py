@@ -2,6 +2,7 @@
 per-sentence arrays it replaces, and its cache in a run's prepared/ directory."""
 
 import collections
+import concurrent.futures
 import os
 
 import numpy as np
@@ -13,8 +14,9 @@ from rnnpb_nmt.data import corpus
 from hypothesis import given, settings, strategies as st
 
 from rnnpb_nmt.data.dataset import (BUCKET_BOUNDARIES, encode_all, evaluation_batches, make_dataset, padded_lengths,
-                                    padded_rows, read_sentences, token_batches)
-from rnnpb_nmt.data.packed import Draft, PackedSentences, pack
+                                    padded_rows, read_lines, read_sentences, token_batches)
+from rnnpb_nmt.data import parts
+from rnnpb_nmt.data.packed import Draft, PackedSentences, VectorFile, pack
 from rnnpb_nmt.data.vocabulary import PAD_ID, Vocabulary
 from rnnpb_nmt.errors import UserError
 
@@ -138,12 +140,24 @@ def test_packed_sentences_behave_as_the_list_of_arrays():
         assert rows.tolist() == [list(sentences[i]) + [PAD_ID] * (width - len(sentences[i])) for i in numbers]
 
 
-def test_saved_packed_sentences_load_memory_mapped_and_a_damaged_file_is_a_one_line_error(tmp_path):
+def test_saved_packed_sentences_are_read_from_their_files_and_a_damaged_file_is_a_one_line_error(tmp_path):
     vocab = Vocabulary.build(SENTENCES)
-    packed(SENTENCES, vocab).save(str(tmp_path / "train"))
+    in_memory = packed(SENTENCES, vocab)
+    in_memory.save(str(tmp_path / "train"))
     loaded = PackedSentences.load(str(tmp_path / "train"))
-    assert isinstance(loaded.ids, np.memmap)
+    assert isinstance(loaded.ids, VectorFile) and isinstance(loaded.offsets, VectorFile)
     assert_same_sentences(list(loaded), encode_all(vocab, SENTENCES))
+    assert_same_sentences(list(loaded[1:4]), encode_all(vocab, SENTENCES[1:4]))
+    assert loaded.lengths.tolist() == in_memory.lengths.tolist() == [len(s) + 1 for s in SENTENCES]
+    for index in ([4, 0, 2, 2], [], [1]):
+        for got, wanted in zip(loaded.gather(index), in_memory.gather(index), strict=True):
+            assert got.dtype == wanted.dtype and got.tolist() == wanted.tolist()
+
+    def gather(index):  # as tf.data's threads do, at once, from the one descriptor
+        return loaded.gather(index)[1].tolist()
+    numbers = [np.random.default_rng(k).integers(0, len(SENTENCES), 7) for k in range(64)]
+    with concurrent.futures.ThreadPoolExecutor(8) as threads:
+        assert list(threads.map(gather, numbers)) == [in_memory.gather(n)[1].tolist() for n in numbers]
     np.save(tmp_path / "train.offsets.npy", np.array([0, 3, 99], np.int64))
     with pytest.raises(UserError, match=r"train.offsets.npy: corrupted \(does not match .*train.ids.npy\)$"):
         PackedSentences.load(str(tmp_path / "train"))
@@ -168,13 +182,16 @@ def test_the_packed_corpus_is_the_one_of_lists(demo_data, tmp_path, settings):
                                    if settings.pop("mono", False) else {}))
     config = tiny_config(**settings)
     expected = reference_load(files, config)
-    for kept in (False, True, True):  # read, then kept in prepared/ and memory-mapped, then read from there
+    for kept in (False, True, True):  # read, then kept in prepared/, then read from there
         prepared = corpus.Prepared(str(tmp_path / "prepared"), files, config)
         loaded = corpus.load(files, config, prepared=prepared)
         assert_same_corpus(loaded, expected)
+        in_prepared = [sentences.ids.path.startswith(str(tmp_path / "prepared")) for sentences in
+                       (loaded.train_src, loaded.train_tgt)]  # read from temporary files until kept
+        assert in_prepared == [kept and prepared.unsaved is None] * 2
         if kept:
             prepared.save()
-            assert isinstance(loaded.train_tgt.ids, np.memmap)
+            assert loaded.train_tgt.ids.path.startswith(str(tmp_path / "prepared"))
         assert_same_corpus(loaded, expected)
         assert isinstance(loaded.train_src, PackedSentences)
         for got, wanted in zip(first_batches(loaded), first_batches(expected, reference_dataset), strict=True):
@@ -195,7 +212,7 @@ def test_a_resumed_run_reads_no_text_and_a_changed_file_or_vocabulary_is_read_ag
     first = load(files, config)
     vocabularies = (first.vocab1, first.vocab2)
 
-    def no_reading(path, side):
+    def no_reading(path, side, part=None):
         raise AssertionError(f"{path} read again")
     resumed = load(files, config, vocabularies, read=no_reading)
     assert_same_corpus(resumed, reference_load(files, config))
@@ -240,3 +257,56 @@ def test_a_damaged_prepared_corpus_is_prepared_again_from_the_text(demo_data, tm
     assert_same_corpus(corpus.load(files, config, prepared=again), reference_load(files, config))
     again.save()
     assert_same_corpus(corpus.Prepared(str(directory), files, config).read(), reference_load(files, config))
+
+
+def test_a_file_cut_into_parts_is_its_lines_numbered_as_in_the_file(tmp_path):
+    path = tmp_path / "text.en"
+    lines = [f"line {k} " + "x" * (k % 7) for k in range(1, 41)]
+    path.write_bytes(("\ufeff" + "\n".join(lines)).encode("utf-8"))  # a BOM, no last LF
+    for count in (1, 2, 3, 7, 40, 100):
+        cut = parts.line_parts(str(path), count)
+        assert cut == [None] if count == 1 else 1 < len(cut) <= min(count, 40)
+        read = [pair for part in cut for pair in read_lines(str(path), part)]
+        assert read == list(enumerate(lines, start=1))
+    assert parts.line_parts(str(tmp_path / "missing.en"), 4) == [None]
+    bad = tmp_path / "bad.en"
+    bad.write_bytes(b"a\nb\nc\nd\n\xff\nf\n")
+    with pytest.raises(UserError, match=r"bad.en:5: not valid UTF-8 \(byte 0\)$"):
+        [pair for part in parts.line_parts(str(bad), 3) for pair in read_lines(str(bad), part)]
+
+
+def prepared_files(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def prepare(demo_data, directory, workers, **settings):
+    files = files_of(demo_data, mono_set2=str(demo_data / "test.de"))
+    config = tiny_config(prepare_workers=workers, **settings)
+    prepared = corpus.Prepared(str(directory), files, config)
+    loaded = corpus.load(files, config, prepared=prepared)
+    prepared.save()
+    return loaded
+
+
+@pytest.mark.parametrize("settings", [{}, {"vocab1_max": 30}])
+def test_a_corpus_read_in_many_parts_is_the_one_read_in_one(demo_data, tmp_path, monkeypatch, settings):
+    """Parts of a few lines (in this process): the same vocabularies, ids and prepared/ files, byte for byte."""
+    whole = prepare(demo_data, tmp_path / "whole", 1, **settings)
+    monkeypatch.setattr(parts, "MAX_PART_BYTES", 97)  # parts of a line or two, cut anywhere
+    in_parts = prepare(demo_data, tmp_path / "parts", 1, **settings)
+    assert_same_corpus(in_parts, whole)
+    assert prepared_files(tmp_path / "parts") == prepared_files(tmp_path / "whole")
+
+
+@pytest.mark.long
+def test_a_corpus_prepared_by_two_worker_processes_is_the_one_prepared_by_one(demo_data, tmp_path, monkeypatch):
+    one = prepare(demo_data, tmp_path / "one", 1)
+    monkeypatch.setattr(parts, "MIN_PART_BYTES", 1)  # two parts, even of a small file
+    two = prepare(demo_data, tmp_path / "two", 2)
+    assert_same_corpus(two, one)
+    assert prepared_files(tmp_path / "two") == prepared_files(tmp_path / "one")
+    bad = tmp_path / "train.de"
+    bad.write_bytes((demo_data / "train.de").read_bytes().replace(b"\n", b"\n\xff", 300))
+    files = files_of(demo_data, train_set2=str(bad))
+    with pytest.raises(UserError, match=r"train.de:2: not valid UTF-8 \(byte 0\)$"):  # the first, in the first part
+        corpus.load(files, tiny_config(prepare_workers=2))

@@ -3,11 +3,12 @@ same at training, test and translation time; SentencePiece models trained on the
 and kept with the run."""
 
 import io
+import pickle
 
 import pytest
 
 from rnnpb_nmt.config import Config
-from rnnpb_nmt.data import text as text_module
+from rnnpb_nmt.data import parts, text as text_module
 from rnnpb_nmt.data.dataset import iter_sentences, read_sentences
 from rnnpb_nmt.data.text import SUBWORD_MODELS, TextPipeline, looks_untokenized
 from rnnpb_nmt.data.vocabulary import UNK_ID
@@ -188,3 +189,20 @@ def test_a_pretokenized_run_given_raw_files_warns_once(demo_data, tmp_path, caps
     assert len(warnings) == 1 and warnings[0].startswith(f"warning: {files['train_set1']} looks untokenized")
     TranslationTask(config).load_corpus({k: str(demo_data / v.rsplit("/", 1)[1]) for k, v in files.items()}, config)
     assert "looks untokenized" not in capsys.readouterr().err
+
+
+def test_a_raw_corpus_read_in_parts_by_pickled_readers_is_the_one_read_whole(demo_data, tmp_path, monkeypatch):
+    """Moses and SentencePiece in the readers that worker processes are given (pickled, as a spawned
+    worker gets them: their tools made again there): files read in parts of a line or two give the
+    vocabularies and ids of the files read in one piece."""
+    files = raw_corpus(demo_data, tmp_path)
+    config = Config().replace(tokenize="moses", subword="sentencepiece", subword_vocab=100, lang1="en", lang2="de",
+                              prepare_workers=1)
+    whole = TranslationTask(config, None).load_corpus(files, config)
+    monkeypatch.setattr(parts, "MAX_PART_BYTES", 97)
+    drafted = parts._draft_part  # each part's reader pickled and read back first, as in a worker
+    monkeypatch.setattr(parts, "_draft_part", lambda job: drafted((pickle.loads(pickle.dumps(job[0])), *job[1:])))
+    in_parts = TranslationTask(config, None).load_corpus(files, config)
+    assert in_parts.vocab1.itos == whole.vocab1.itos and in_parts.vocab2.itos == whole.vocab2.itos
+    for name in ("train_src", "train_tgt", "dev_src", "dev_tgt"):
+        assert [s.tolist() for s in getattr(in_parts, name)] == [s.tolist() for s in getattr(whole, name)]

@@ -1,13 +1,14 @@
 """The training data of one run: encoded parallel, dev and monolingual sentences and vocabularies.
 
-Files are read as they stream by, each once (``rnnpb_nmt.data.packed.Draft``), and the training and
-monolingual sentences kept packed (``PackedSentences``), so that memory grows with a corpus's
-tokens, not with Python objects per word (issue 91). Given a cache directory (a run's
-``prepared/``), the encoded corpus is written there once and memory-mapped from then on: a resumed
-run reads no text.
+Files are read as they stream by, each once, in parts in worker processes (``--prepare_workers``,
+``rnnpb_nmt.data.parts``), and the training and monolingual sentences kept packed
+(``PackedSentences``), so that memory grows with a corpus's tokens, not with Python objects per
+word (issue 91). Given a cache directory (a run's ``prepared/``), the encoded corpus is written
+there once and read from its files from then on: a resumed run reads no text.
 """
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -16,7 +17,8 @@ import numpy as np
 
 from rnnpb_nmt.data.dataset import check_aligned, iter_sentences
 from rnnpb_nmt.data.files import read_json_object, write_json, writing
-from rnnpb_nmt.data.packed import Draft, PackedSentences, lengths, pack
+from rnnpb_nmt.data.packed import PackedSentences, lengths, pack
+from rnnpb_nmt.data.parts import Drafter, workers
 from rnnpb_nmt.data.vocabulary import Vocabulary
 from rnnpb_nmt.errors import UserError
 
@@ -47,16 +49,18 @@ class Corpus:
 
 def load(files, config, vocabularies=None, read=None, prepared=None):
     """Read the files named by the --train/--dev/--mono flags; vocabularies come from train only
-    (or are given, when a run resumes). ``read(path, side)`` gives a file's sentences as symbol
-    lists of side 1 or 2, one at a time (default: its whitespace-separated tokens).
+    (or are given, when a run resumes). ``read(path, side, part)`` gives a file's sentences (of
+    ``part`` of it, a ``parts.Part``, or all for None) as symbol lists of side 1 or 2, one at a time
+    (default: its whitespace-separated tokens); a worker process calls it, so it pickles.
 
     With --autoencode both sides are the same language and share one vocabulary. ``prepared`` (a
-    ``Prepared``, or None) gives the corpus kept for these files and settings, memory-mapped, when
+    ``Prepared``, or None) gives the corpus kept for these files and settings, read from its files, when
     there is one; otherwise the files are read, and ``prepared.save()`` keeps what was read.
     """
     loaded = prepared.read(vocabularies) if prepared else None
     if loaded is None:
-        loaded = _read(files, config, vocabularies, read or (lambda path, side: iter_sentences(path)))
+        with Drafter(workers(config.data.prepare_workers)) as drafter:
+            loaded = _read(files, config, vocabularies, functools.partial(drafter, read or _tokens))
         if prepared:
             prepared.unsaved = loaded
     if config.training.p_mono > 0 and loaded.mono1 is None and loaded.mono2 is None:
@@ -75,7 +79,7 @@ class Prepared:
         self.directory, self.key, self.unsaved = directory, _key(files, config, fingerprint), None
 
     def read(self, vocabularies=None):
-        """The corpus kept for this key (memory-mapped), or None: none kept, another key, or
+        """The corpus kept for this key (read from its files as used), or None: none kept, another key, or
         vocabularies other than the ``vocabularies`` given, or a damaged file (the corpus is then
         prepared again from the text files: nothing here is anything but a copy of them)."""
         try:
@@ -85,7 +89,7 @@ class Prepared:
 
     def save(self):
         """Keep the corpus ``load`` read from the files (nothing when it came from here); its training
-        and monolingual sentences are then the kept ones, memory-mapped, in place of those in memory."""
+        and monolingual sentences are then the kept ones, read from their files, in place of those in memory."""
         if self.unsaved is None:
             return
         _save(self.unsaved, self.directory, self.key)
@@ -95,20 +99,27 @@ class Prepared:
         self.unsaved = None
 
 
-def _read(files, config, vocabularies, read):
-    """The ``Corpus`` of the files, each read once: a side's vocabulary is built and its training
-    sentences encoded as soon as its file is read, so that one side's drafts are in memory at a time."""
+def _tokens(path, side, part=None):
+    """A file's whitespace-separated tokens (``load``'s default ``read``)."""
+    return iter_sentences(path, part=part)
+
+
+def _read(files, config, vocabularies, draft):
+    """The ``Corpus`` of the files, each read once (``draft(path, side)``, a ``parts.Drafted``): a
+    side's vocabulary is built and its training sentences encoded as soon as its file is read. The
+    training and monolingual sentences are encoded into temporary files and read from there (memory
+    does not grow with them), the dev sentences kept in memory."""
     vocabs, train = list(vocabularies or (None, None)), {}
     for side in (1, 2):
-        draft = Draft(read(files[f"train_set{side}"], side))
+        drafted = draft(files[f"train_set{side}"], side)
         if vocabs[side - 1] is None:
             vocabs[side - 1] = vocabs[0] if side == 2 and config.model.autoencode else \
-                Vocabulary.from_counts(draft.counts(), getattr(config.data, f"vocab{side}_max"))
-        train[side] = draft.encode(vocabs[side - 1])
+                Vocabulary.from_counts(drafted.counts(), getattr(config.data, f"vocab{side}_max"))
+        train[side] = drafted.encode(vocabs[side - 1], on_disk=True)
     check_aligned(files["train_set1"], len(train[1]), files["train_set2"], len(train[2]))
-    dev = {side: Draft(read(files[f"dev_set{side}"], side)) for side in (1, 2)}
+    dev = {side: draft(files[f"dev_set{side}"], side) for side in (1, 2)}
     check_aligned(files["dev_set1"], len(dev[1]), files["dev_set2"], len(dev[2]))
-    mono = {side: Draft(read(files[f"mono_set{side}"], side)).encode(vocabs[side - 1])
+    mono = {side: draft(files[f"mono_set{side}"], side).encode(vocabs[side - 1], on_disk=True)
             for side in (1, 2) if files.get(f"mono_set{side}")}
     return Corpus(*vocabs, train[1], train[2], *(list(dev[side].encode(vocabs[side - 1])) for side in (1, 2)),
                   mono.get(1), mono.get(2))
@@ -132,7 +143,7 @@ def _stat(path):
 
 
 def _cached(cache, key, vocabularies):
-    """The corpus kept in ``cache`` for ``key`` (memory-mapped), or None: none kept, another key, or
+    """The corpus kept in ``cache`` for ``key`` (read from its files as used), or None: none kept, another key, or
     vocabularies other than the ``vocabularies`` given."""
     path = os.path.join(cache, KEY)
     if not os.path.isfile(path):

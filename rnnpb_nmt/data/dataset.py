@@ -18,8 +18,9 @@ from rnnpb_nmt.errors import UserError
 BUCKET_BOUNDARIES = [6, 8, 10, 12, 15, 20, 30, 50]
 
 
-def read_lines(path):
-    """The lines of a UTF-8 text file (LF or CRLF, optional BOM): (line number, text) pairs.
+def read_lines(path, part=None):
+    """The lines of a UTF-8 text file (LF or CRLF, optional BOM): (line number, text) pairs; of
+    ``part`` of it only (a ``parts.Part``: whole lines, numbered as in the file), if given.
 
     Raises a UserError naming the file for a missing or empty file, and file and line for
     undecodable bytes. Lines are read and decoded one at a time as they are taken (memory does not
@@ -28,9 +29,11 @@ def read_lines(path):
     """
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
-    number = 0
+    start, stop, before = part or (0, None, 0)
+    number = before
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):  # lines end at b"\n" only, as in text split at LF
+        f.seek(start)
+        for number, line in enumerate(_lines_before(f, stop), start=before + 1):  # lines end at b"\n" only
             if number == 1 and line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
             if line.endswith(b"\n"):
@@ -46,6 +49,16 @@ def read_lines(path):
         raise UserError(f"{path}: file is empty")
 
 
+def _lines_before(f, stop):
+    """The lines of the open file ``f`` from where it is to byte ``stop`` (a line's end; None: the end)."""
+    left = float("inf") if stop is None else stop - f.tell()
+    for line in f:
+        if left <= 0:
+            return
+        yield line
+        left -= len(line)
+
+
 def read_sentences(path, tokenize=str.split):
     """Read one tokenized sentence per line (see ``read_lines``) as token lists, or as the lists
     ``tokenize(line)`` makes of raw lines (``rnnpb_nmt.data.text``).
@@ -56,9 +69,10 @@ def read_sentences(path, tokenize=str.split):
     return list(iter_sentences(path, tokenize))
 
 
-def iter_sentences(path, tokenize=str.split):
-    """``read_sentences``'s token lists one at a time, as the file is read."""
-    for number, text in read_lines(path):
+def iter_sentences(path, tokenize=str.split, part=None):
+    """``read_sentences``'s token lists one at a time, as the file is read (``part`` of it: see
+    ``read_lines``)."""
+    for number, text in read_lines(path, part):
         tokens = tokenize(text)
         if not tokens:
             raise UserError(f"{path}:{number}: empty line")
@@ -88,9 +102,9 @@ def _examples(src, tgt, flat, sizes):
     """A dataset of batches: the ``index``, ``src`` (and ``tgt``) of the sentences numbered ``flat``,
     cut into batches of ``sizes`` sentences, each side padded with ``<pad>`` to its longest.
 
-    Each batch is gathered from the sides' ids (memory-mapped, for a corpus prepared on disk) as it
-    is taken: TensorFlow holds no copy of a side, so memory grows with the corpus by the file's
-    pages the batches touch, not by a second copy of it."""
+    Each batch is gathered from the sides' ids as it is taken (for a corpus prepared on disk, read
+    from its files): TensorFlow holds no copy of a side, so memory does not grow with the corpus
+    but by the epoch's sentence numbers (int32)."""
     sides = _sides(src, tgt)
 
     def gather(index):
@@ -110,13 +124,12 @@ def _sides(src, tgt):
 
 def padded_rows(sentences, index):
     """The sentences (a ``PackedSentences``) numbered ``index`` as an int32 matrix, one a row, padded
-    with ``<pad>`` to the longest of them; read from the ids with one gather."""
-    starts = np.asarray(sentences.offsets[index], np.int64)
-    lengths = np.asarray(sentences.offsets[np.asarray(index, np.int64) + 1], np.int64) - starts
-    columns = np.arange(lengths.max(initial=0))
-    inside = columns < lengths[:, None]
+    with ``<pad>`` to the longest of them (``PackedSentences.gather``: one gather in memory, a read
+    a sentence from a file)."""
+    lengths, ids = sentences.gather(index)
+    inside = np.arange(lengths.max(initial=0)) < lengths[:, None]
     rows = np.full(inside.shape, PAD_ID, np.int32)
-    rows[inside] = sentences.ids[(starts[:, None] + columns)[inside]]
+    rows[inside] = ids  # row by row, as the sentences follow each other in ids
     return rows
 
 
@@ -143,25 +156,27 @@ def make_dataset(src, tgt=None, batch_size=64, order=None, bucket=False, batches
 def bucket_batches(lengths, order, batch_size):
     """The batches ``tf.data``'s ``bucket_by_sequence_length`` makes of the sentences of ``order``
     (keyed by ``lengths``, bucketed at ``BUCKET_BOUNDARIES``), as (their sentence numbers one batch
-    after another, the batches' sizes); computed at once for an epoch.
+    after another, int32; the batches' sizes); computed at once for an epoch.
 
     Sentences go in ``order`` into the batch of their bucket; a batch is out when it has
     ``batch_size`` sentences, and at the end each bucket's unfinished batch, by bucket (what its
-    ``group_by_window`` does: its groups are kept in a map ordered by key).
+    ``group_by_window`` does: its groups are kept in a map ordered by key). The arrays are int32 and
+    made a bucket at a time, a few bytes a sentence: millions of sentences are bucketed each epoch.
     """
-    order = np.asarray(order)
-    keys = np.searchsorted(BUCKET_BOUNDARIES, np.asarray(lengths)[order], side="right")
-    by_key = np.argsort(keys, kind="stable")  # places in order, bucket by bucket, in order within each
-    sorted_keys = keys[by_key]
-    first = np.searchsorted(sorted_keys, sorted_keys)  # where each one's bucket begins in by_key
-    batch = (np.arange(len(order)) - first) // batch_size  # its batch within its bucket
-    complete = batch < np.bincount(keys, minlength=len(BUCKET_BOUNDARIES) + 1)[sorted_keys] // batch_size
+    order = np.asarray(order, np.int32)
+    in_order, keys = np.asarray(lengths)[order], np.zeros(len(order), np.int8)
+    for boundary in BUCKET_BOUNDARIES:  # keys: searchsorted(BUCKET_BOUNDARIES, length, "right"), a byte each
+        keys += in_order >= boundary
+    del in_order
+    places = [np.flatnonzero(keys == key).astype(np.int32) for key in range(len(BUCKET_BOUNDARIES) + 1)]
+    del keys
+    cuts = [len(p) - len(p) % batch_size for p in places]
+    complete = np.concatenate([p[:cut] for p, cut in zip(places, cuts)]).reshape(-1, batch_size)
     # A batch comes out at its last sentence's place in order; the unfinished ones after them all.
-    last = by_key[np.minimum(first + (batch + 1) * batch_size - 1, len(order) - 1)]
-    out = np.where(complete, last, len(order) + sorted_keys)
-    taken = np.lexsort((np.arange(len(order)), out))
-    _, sizes = np.unique(out[taken], return_counts=True)
-    return order[by_key[taken]], sizes
+    complete = complete[np.argsort(complete[:, -1])].ravel()
+    unfinished = [p[cut:] for p, cut in zip(places, cuts) if cut < len(p)]
+    sizes = [batch_size] * (len(complete) // batch_size) + [len(p) for p in unfinished]
+    return order[np.concatenate([complete, *unfinished])], np.array(sizes, np.int64)
 
 
 def padded_lengths(src, tgt=None):

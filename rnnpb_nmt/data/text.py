@@ -46,6 +46,7 @@ SUBWORD_SEED = 91
 # escapes ("&quot;", "&apos;s"), so the warning asks for more than a few percent of the sentences.
 _GLUED = re.compile(r"^(?!&)(.*\w[.,!?;:\"]+|[\"(]\w.*)$")
 UNTOKENIZED_SHARE = 0.2
+UNTOKENIZED_SAMPLE = 100_000  # the first sentences of a training file that the warning looks at
 
 
 class TextPipeline:
@@ -58,6 +59,10 @@ class TextPipeline:
         self.home = None  # the working directory the models were read from, for messages
         self._processors = [None, None]
         self._moses = {}
+
+    def __getstate__(self):
+        """Pickled (into a worker process) without the tools made from it, which are made again there."""
+        return dict(self.__dict__, _processors=[None, None], _moses={})
 
     @classmethod
     def of(cls, data, home=None):
@@ -171,26 +176,11 @@ class TextPipeline:
 def looks_untokenized(sentences):
     """Whether the share of sentences (token lists) with punctuation glued to a word is at least
     ``UNTOKENIZED_SHARE``: raw text given to a run that reads its files as tokenized."""
-    count = GluedCount()
+    count = glued = 0
     for words in sentences:
-        count.add(words)
-    return count.looks_untokenized()
-
-
-class GluedCount:
-    """``looks_untokenized`` of sentences counted as they stream by (``add`` each)."""
-
-    def __init__(self):
-        self.sentences = self.glued = 0
-
-    def add(self, words):
-        """Count a sentence (its words); returns them."""
-        self.sentences += 1
-        self.glued += any(_GLUED.search(word) for word in words)
-        return words
-
-    def looks_untokenized(self):
-        return self.sentences > 0 and self.glued >= UNTOKENIZED_SHARE * self.sentences
+        count += 1
+        glued += any(_GLUED.search(word) for word in words)
+    return count > 0 and glued >= UNTOKENIZED_SHARE * count
 
 
 def _train_model(sentences, vocab_size, kind):

@@ -33,9 +33,9 @@ def curriculum_indices(src, epoch, epochs):
     source (of ``src``, the encoded sources) is at most ``length_limit`` long. Numbers, not
     copies, so that a batch still names each pair by its place in the corpus (a bound model's
     per-sentence PBs are looked up by it), and the epoch's shuffle, seeded by the epoch, is the
-    same whether or not training was interrupted. An int64 array, computed from the lengths at
+    same whether or not training was interrupted. An int32 array, computed from the lengths at
     once (a packed corpus of millions of pairs has them as a vector)."""
     lengths = packed.lengths(src)
     if len(lengths) == 0:
-        return np.zeros([0], np.int64)
-    return np.flatnonzero(lengths <= length_limit(lengths, epoch, epochs)).astype(np.int64)
+        return np.zeros([0], np.int32)
+    return np.flatnonzero(lengths <= length_limit(lengths, epoch, epochs)).astype(np.int32)

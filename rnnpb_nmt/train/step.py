@@ -96,8 +96,8 @@ class Trainer:
         order are then shuffled by the same generator.
         """
         rng = np.random.default_rng([self.config.seed, epoch, cycle, zlib.crc32(kind.encode())])
-        keep = np.arange(len(src)) if keep is None else np.asarray(keep)
-        order = rng.permutation(keep).astype(np.int32)
+        keep = np.arange(len(src), dtype=np.int32) if keep is None else np.asarray(keep, np.int32)
+        order = rng.permutation(keep)  # the same permutation an int64 array of the numbers had
         if self.config.batch_tokens:
             batches = token_batches(padded_lengths(src, tgt), order, self.config.batch_tokens,
                                     self.strategy.num_replicas_in_sync, rng)

@@ -9,12 +9,13 @@ source-length bucket (issue 16: does a model fail on long sentences only?).
 """
 
 import hashlib
+import itertools
 import os
 import sys
 
 from rnnpb_nmt.data import corpus
 from rnnpb_nmt.data.dataset import iter_sentences
-from rnnpb_nmt.data.text import GluedCount, TextPipeline
+from rnnpb_nmt.data.text import UNTOKENIZED_SAMPLE, TextPipeline, looks_untokenized
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.metrics import bleu, sacrebleu_score
 from rnnpb_nmt.registry import register_task
@@ -86,19 +87,15 @@ class TranslationTask(Task):
             self.text.train_subwords(*words, config.data.subword_vocab, config.data.subword_type,
                                      shared=config.model.autoencode or languages[1] == languages[2])
             _note_fewer_pieces(config.data.subword_vocab, self.text.piece_counts(), languages)
-        glued = GluedCount()
-        train1 = data_files["train_set1"]
-
-        def read(path, side):  # a file's symbols, as it streams by; the training sources' words counted
-            for words in self._words(path, languages[side]):
-                yield self.text.symbols(glued.add(words) if (path, side) == (train1, 1) else words, side)
-
         fingerprint = {"tokenize": self.text.tokenize_mode, "languages": languages, "subword": self.text.subword,
                        "models": [hashlib.sha256(m).hexdigest() if m else None for m in self.text.models]}
         self.prepared = corpus.Prepared(os.path.join(self.home, PREPARED), data_files, config, fingerprint) \
             if self.home else None
-        loaded = corpus.load(data_files, config, vocabularies, read=read, prepared=self.prepared)
-        if self.text.tokenize_mode == "pretokenized" and glued.looks_untokenized():
+        loaded = corpus.load(data_files, config, vocabularies, read=Symbols(self.text, languages), prepared=self.prepared)
+        read_now = self.prepared is None or self.prepared.unsaved is not None  # not kept in prepared/
+        train1 = data_files["train_set1"]
+        if read_now and self.text.tokenize_mode == "pretokenized" and \
+                looks_untokenized(itertools.islice(self._words(train1, languages[1]), UNTOKENIZED_SAMPLE)):
             _warn_untokenized(train1)
         return loaded
 
@@ -166,7 +163,7 @@ class TranslationTask(Task):
 
     def _words(self, path, language):
         """A file's sentences as the words of ``language``, one at a time as it is read."""
-        return iter_sentences(path, lambda line: self.text.words(line, language))
+        return words_of(self.text, path, language)
 
     def _side(self, language):
         """Which side's subword model ``language`` is: 2 for the target language of a run between
@@ -177,6 +174,25 @@ class TranslationTask(Task):
     def _language(self, side):
         data = self.config.data if self.config else None
         return (data.lang1 if side == 1 else data.lang2) if data else "en"
+
+
+def words_of(text, path, language, part=None):
+    """A file's sentences (of ``part`` of it: ``dataset.read_lines``) as the words of ``language``
+    (``text``: a ``TextPipeline``), one at a time as it is read."""
+    return iter_sentences(path, lambda line: text.words(line, language), part)
+
+
+class Symbols:
+    """``corpus.load``'s ``read``: a file's sentences as the run's symbols (``text``, a
+    ``TextPipeline``; ``languages``: {side: language}), of a part of the file; an object, so that it
+    pickles into the worker processes that read the parts."""
+
+    def __init__(self, text, languages):
+        self.text, self.languages = text, languages
+
+    def __call__(self, path, side, part=None):
+        for words in words_of(self.text, path, self.languages[side], part):
+            yield self.text.symbols(words, side)
 
 
 def _warn_untokenized(path):
