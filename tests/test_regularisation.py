@@ -141,6 +141,21 @@ def test_the_trainer_reports_the_scheduled_rate_and_warmup_steps_need_the_schedu
         check_applicable({"warmup_steps": 10}, Config().replace(lr_schedule="constant"))
 
 
+def test_transformer_word_init_draws_the_tables_as_named():
+    """--word_init=scaled: N(0, 1 / --embedding_size); glorot: Glorot-uniform, within its limit."""
+    def tables(word_init):
+        tf.keras.utils.set_random_seed(3)
+        config = tiny_config(model="transformer", units=64, embedding_size=64, heads=2, word_init=word_init)
+        model = models()["transformer"](config, VOCAB, VOCAB)
+        return [e.embedding.embeddings.numpy() for e in (model.src_embedding, model.tgt_embedding)]
+
+    limit = (6 / (len(VOCAB) + 64)) ** 0.5
+    for table in tables("glorot"):
+        assert np.abs(table).max() <= limit and np.std(table) == pytest.approx(limit / 3 ** 0.5, rel=0.15)
+    for table in tables("scaled"):
+        assert np.std(table) == pytest.approx(64 ** -0.5, rel=0.15) and np.abs(table).max() > limit
+
+
 def test_tied_transformer_embeddings_share_one_table_with_the_output_layer():
     def transformer(**overrides):
         tf.keras.utils.set_random_seed(2)

@@ -179,11 +179,13 @@ class WordEmbedding(tf.Module):
     """Words -> vectors of --units: an embedding (of --embedding_size, projected when that differs),
     scaled by sqrt(units) so that words and positions start on the same scale, plus positions."""
 
-    def __init__(self, vocab_size, embedding_size, units, name):
+    def __init__(self, vocab_size, embedding_size, units, name, init="scaled"):
         super().__init__(name=name)
         self.units = units
-        # Entries of standard deviation 1 / sqrt(size): scaled, of about unit size, as the positions.
-        init = tf.keras.initializers.RandomNormal(stddev=embedding_size ** -0.5)
+        # scaled: entries of standard deviation 1 / sqrt(size), so that once scaled they are of about
+        # unit size, as the positions; glorot: Keras's Glorot-uniform, OpenNMT-tf's (about half that).
+        init = (tf.keras.initializers.RandomNormal(stddev=embedding_size ** -0.5) if init == "scaled"
+                else tf.keras.initializers.GlorotUniform())
         self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, embeddings_initializer=init,
                                                    name="embedding")
         self.projection = (tf.keras.layers.Dense(units, use_bias=False, name="projection")

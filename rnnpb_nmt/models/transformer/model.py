@@ -6,7 +6,8 @@ each stack), as current toolkits train it: without warm-up it trains stably on s
 the paper's post-norm needs a learning-rate schedule the toolkit's optimisers do not have.
 
 - Words: an embedding of --embedding_size (projected to --units when the two differ), times
-  sqrt(--units), plus sinusoidal positions. The output layer is its own (untied), as the
+  sqrt(--units), plus sinusoidal positions; its table starts N(0, 1 / --embedding_size), or
+  Glorot-uniform as OpenNMT-tf's (--word_init=glorot). The output layer is its own (untied), as the
   recurrent baselines', unless --tie_embeddings makes it the target embedding's table (then
   --embedding_size = --units).
 - Masks: no position attends to source padding; the decoder's self-attention is causal, so a
@@ -42,8 +43,8 @@ class Transformer(TeacherForcedModel):
         super().__init__(config, vocab1, vocab2)
         p = config.model
         hidden = feed_forward_width(p.units, p.heads, p.ffn_units, "--model=transformer")
-        self.src_embedding = WordEmbedding(len(vocab1), p.embedding_size, p.units, "src_embedding")
-        self.tgt_embedding = WordEmbedding(len(vocab2), p.embedding_size, p.units, "tgt_embedding")
+        self.src_embedding = WordEmbedding(len(vocab1), p.embedding_size, p.units, "src_embedding", p.word_init)
+        self.tgt_embedding = WordEmbedding(len(vocab2), p.embedding_size, p.units, "tgt_embedding", p.word_init)
         self.encoder_layers = [EncoderLayer(p.units, p.heads, hidden, f"encoder_{i}") for i in range(p.num_layers)]
         self.decoder_layers = [DecoderLayer(p.units, p.heads, hidden, f"decoder_{i}") for i in range(p.num_layers)]
         self.encoder_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="encoder_norm")

@@ -22,6 +22,11 @@ class ModelOptions:
                         1, 1e4, legacy=4, only=TRANSFORMER_LAYERS)
     ffn_units: int = option(0, "transformer: width of each layer's feed-forward hidden layer (0: 4 x --units, "
                                "as Vaswani et al.)", 0, 1e6, legacy=0, only=TRANSFORMER_LAYERS)
+    # Older runs drew their word embeddings scaled.
+    word_init: str = option("scaled", "transformer: the word embeddings' initial values: scaled (N(0, 1 / "
+                                      "--embedding_size): times sqrt(--units), of about the positions' size) or "
+                                      "glorot (Glorot-uniform, as OpenNMT-tf: about half that for small "
+                                      "vocabularies)", choices=("scaled", "glorot"), legacy="scaled", only=TRANSFORMER)
     # Older runs had their own output layer.
     tie_embeddings: bool = option(False, "transformer: the output layer's weights are the target embedding's "
                                          "(Press and Wolf 2017; needs --embedding_size = --units)", legacy=False,
