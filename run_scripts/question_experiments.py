@@ -79,13 +79,14 @@ MAIN_STOPPING = "authors"
 # embeddings (notes/question_formation.md, 2026-11-28 (late)); "combined" and "n01" each of the two
 # alone, to tell which one matters. "noclip" is "layers" without gradient clipping, as the authors
 # trained (--gradient_clip=1e9: no clipping; issue 94's cheapest remaining difference to ablate).
+LAYERS = ["--decoder_input=combined", "--embedding_init=normal"]
 RECIPES = {"adam": [],
            "sgd": ["--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9",
                    "--teacher_forcing=0.5"],
-           "layers": ["--decoder_input=combined", "--embedding_init=normal"],
+           "layers": LAYERS,
            "combined": ["--decoder_input=combined"],
            "n01": ["--embedding_init=normal"],
-           "noclip": ["--decoder_input=combined", "--embedding_init=normal", "--gradient_clip=1e9"]}
+           "noclip": [*LAYERS, "--gradient_clip=1e9"]}
 # Ours, the recipe of the records made before there was a choice and of the unsuffixed run names;
 # MAIN_RECIPE, the main table's, may differ from it without renaming any run.
 OUR_RECIPE = "adam"
