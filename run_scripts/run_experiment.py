@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -308,11 +309,23 @@ def main():
 
 
 def run_and_record(args, row, data, working_dir, log, epochs=None):
+    if row.get("continues") and not os.path.exists(working_dir):
+        continue_trial(os.path.join(args.work, "tuning", row["continues"]), working_dir, log)
     result = run_row(row, data, working_dir, log, epochs)
     if args.run_note:
         result["run_note"] = args.run_note
     record(args.experiment, result)
     print(json.dumps(result), flush=True)
+
+
+def continue_trial(trial_dir, working_dir, log):
+    """A final row that is its tuning trial's own run (the same command) starts from a copy of the
+    trial's working directory, which the trial itself keeps: trained already, it is only tested."""
+    if not workdir.is_trained(trial_dir):
+        raise SystemExit(f"{trial_dir}: the tuning trial this row continues has no trained run there (--work)")
+    log(f"copying {trial_dir} to {working_dir}")
+    shutil.copytree(trial_dir, working_dir + ".part", dirs_exist_ok=True)
+    os.replace(working_dir + ".part", working_dir)
 
 
 if __name__ == "__main__":

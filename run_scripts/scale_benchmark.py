@@ -4,8 +4,12 @@ training on generated corpora of about 25-word sentence pairs, by size.
 
     python3 run_scripts/scale_benchmark.py --pairs=50000 [--out=DIR] [--compare_lists] [--steps=30]
 
-Each size's corpus is ``data/generate_demo.py --train 3N`` with every three lines joined (N pairs
-of about 26 words; dev likewise), written under ``--out`` (never into the repository). Each
+Each size's corpus is N pairs of about 26 words, written under ``--out`` (never into the
+repository): each pair three sentence pairs of the demo grammar joined, drawn at random from a base
+of ``BASE_PAIRS`` distinct ones (``data/generate_demo.py``, made once under ``--out``; the generator
+keeps every pair in memory to keep them distinct and makes about 2,000 a second, so that 13.5 M of
+its own for 4.5 M pairs would neither fit nor finish); the dev set is 200 pairs, three of its dev
+pairs each. Each
 measurement is a child process of its own (a fresh interpreter), its peak memory the child's
 ``ru_maxrss``:
 - ``prepare``: the translation task's ``load_corpus`` into a new working directory: the files read
@@ -23,8 +27,8 @@ measurement is a child process of its own (a fresh interpreter), its peak memory
   resident pages of memory maps of ``prepared/``'s files: none since batches read them with
   positioned reads; before, the pages batches had read, a file's neighbouring pages with them,
   counted in ``ru_maxrss``, but the system's file cache);
-- with ``--compare_lists``, ``lists``: the path before issue 91 on the same files (every file a
-  list of word lists, a list of symbol lists beside it, then a list of id arrays:
+- with ``--compare_lists``, at sizes up to ``LISTS_MAX_PAIRS``, ``lists``: the path before issue 91 on
+  the same files (every file a list of word lists, a list of symbol lists beside it, then a list of id arrays:
   ``peak_lists_memory_mb``, ``lists_seconds``).
 Prints one JSON object per size, and all of them as the last line.
 """
@@ -32,7 +36,9 @@ Prints one JSON object per size, and all of them as the last line.
 import argparse
 import json
 import os
+import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,21 +48,48 @@ STARTED = time.perf_counter()  # before the imports the training child times
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETS = {"train_set1": "train.en", "train_set2": "train.de", "dev_set1": "dev.en", "dev_set2": "dev.de"}
 DEV_PAIRS = 200
+BASE_PAIRS = 300_000
+# The lists of before issue 91 held about 5.5 KB a pair (3.7 GB at 666,667 pairs): measured up to
+# here, beyond it they would need more memory than the machine has (25 GB at 4.5 M pairs).
+LISTS_MAX_PAIRS = 1_000_000
 
 
 def make_corpus(pairs, out):
     """``out``/train.{en,de} of ``pairs`` joined pairs and dev.{en,de} of ``DEV_PAIRS`` (made once)."""
     if all(os.path.isfile(os.path.join(out, name)) for name in SETS.values()):
         return
-    raw = os.path.join(out, "raw")
-    subprocess.run([sys.executable, os.path.join(ROOT, "data", "generate_demo.py"), f"--train={3 * pairs}",
-                    f"--dev={3 * DEV_PAIRS}", "--test=3", f"--out={raw}"], check=True, stdout=subprocess.DEVNULL)
-    for name in SETS.values():
-        with open(os.path.join(raw, name), encoding="utf-8") as lines, \
-                open(os.path.join(out, name), "w", encoding="utf-8") as joined:
-            for first in lines:
-                joined.write(" ".join([first.strip(), next(lines).strip(), next(lines).strip()]) + "\n")
-        os.remove(os.path.join(raw, name))
+    base = base_corpus(os.path.dirname(os.path.abspath(out)))
+    rng, part = random.Random(pairs), out + ".part"  # written whole, then moved into place
+    shutil.rmtree(part, ignore_errors=True)
+    os.makedirs(part)
+    for name, lines in ((side, base[side]) for side in ("train", "dev")):
+        count = pairs if name == "train" else DEV_PAIRS
+        draws = ([rng.randrange(len(lines[0])) for _ in range(3)] for _ in range(count)) if name == "train" \
+            else ([3 * k, 3 * k + 1, 3 * k + 2] for k in range(count))
+        with open(os.path.join(part, f"{name}.en"), "w", encoding="utf-8") as en, \
+                open(os.path.join(part, f"{name}.de"), "w", encoding="utf-8") as de:
+            for drawn in draws:
+                en.write(" ".join(lines[0][k] for k in drawn) + "\n")
+                de.write(" ".join(lines[1][k] for k in drawn) + "\n")
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(part, out)
+
+
+def base_corpus(out):
+    """{"train": (English lines, German lines), "dev": likewise}: the demo grammar's ``BASE_PAIRS``
+    distinct training pairs and 3 x ``DEV_PAIRS`` dev pairs, generated once into ``out``/base."""
+    base = os.path.join(out, "base")
+    if not os.path.isfile(os.path.join(base, "test.de")):  # generate_demo.py's last file
+        os.makedirs(out, exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(ROOT, "data", "generate_demo.py"), f"--train={BASE_PAIRS}",
+                        f"--dev={3 * DEV_PAIRS}", "--test=1", f"--out={base}"], check=True, stdout=subprocess.DEVNULL)
+    return {split: tuple(_lines(os.path.join(base, f"{split}.{lang}")) for lang in ("en", "de"))
+            for split in ("train", "dev")}
+
+
+def _lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.strip() for line in f]
 
 
 def measure(kind, corpus_dir, working_dir, steps):
@@ -80,7 +113,7 @@ def scale(pairs, out, steps, compare_lists):
     prepared, result["peak_prepare_memory_mb"] = measure("prepare", corpus_dir, working_dir, steps)
     trained, result["peak_train_memory_mb"] = measure("train", corpus_dir, working_dir, steps)
     result.update(prepared, **trained)
-    if compare_lists:
+    if compare_lists and pairs <= LISTS_MAX_PAIRS:
         lists, result["peak_lists_memory_mb"] = measure("lists", corpus_dir, working_dir, steps)
         result.update(lists)
     return result

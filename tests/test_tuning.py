@@ -3,6 +3,8 @@ promoted by successive halving on dev BLEU, the selected configuration chosen on
 
 import json
 
+import pytest
+
 from experiments import (EXPERIMENTS, TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SPACE, TUNING_TRIALS,
                          promoted, selected, tuned_rows, tuning_points)
 import results_table
@@ -35,16 +37,18 @@ def test_every_family_trains_the_same_points_which_use_each_value_of_each_dimens
 def test_the_rung_promotes_the_best_dev_bleu_only_once_every_trial_reached_it_and_ties_go_to_the_earlier_trial():
     scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
     assert promoted(trials(scores)[:-1], FAMILY) == []
-    assert promoted(trials(scores), FAMILY) == [f"tune_{FAMILY}_t{t}" for t in (5, 2, 4)][:TUNING_PROMOTED]
+    assert TUNING_PROMOTED == 1 and promoted(trials(scores), FAMILY) == [f"tune_{FAMILY}_t5"]
+    tied = [50.0, 55.0, 40.0, 55.0, 30.0, 30.0, 20.0, 10.0]
+    assert promoted(trials(tied), FAMILY) == [f"tune_{FAMILY}_t2"]
     assert promoted(trials(scores), "bound_pbstate_k1") == []
 
 
-def test_the_selected_trial_is_the_finalist_of_the_best_full_schedule_dev_bleu_once_all_finalists_finished():
+def test_the_selected_trial_is_the_promoted_one_once_it_finished_its_full_schedule():
     scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
-    assert selected(trials(scores, full={5: 61.0, 2: 62.5}), FAMILY) is None
-    # trial 1 has no full schedule (not promoted): its higher figure does not count
-    pick = selected(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0, 1: 70.0}), FAMILY)
-    assert pick["trial"] == 2
+    assert selected(trials(scores), FAMILY) is None  # trial 5 promoted, still under way
+    # trials 1 and 2 have no full schedule that counts (not promoted): their higher figures do not
+    pick = selected(trials(scores, full={5: 61.0, 2: 62.5, 1: 70.0}), FAMILY)
+    assert pick["trial"] == 5
 
 
 def test_a_trials_rung_score_is_its_best_dev_bleu_within_the_rung_not_after_it(tmp_path, monkeypatch):
@@ -58,12 +62,14 @@ def test_a_trials_rung_score_is_its_best_dev_bleu_within_the_rung_not_after_it(t
 
 def test_the_table_shows_every_trials_rung_score_and_the_full_schedule_only_for_finalists_with_the_pick_in_bold():
     scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
-    text = "\n".join(results_table.tuning_table(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0})))
+    text = "\n".join(results_table.tuning_table(trials(scores)))
     line = {int(line.split("|")[2]): line for line in text.splitlines() if line.startswith(f"| {FAMILY} |")}
-    assert "| 50.00 | – | – |" in line[1]
-    assert "**62.50** (selected)" in line[2] and "61.00" in line[5] and "**" not in line[5]
-    headline = results_table.tuning_headline(trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0}))[1]
-    assert "trial 2, **62.50**" in headline and "0 of 8 trials at the rung" in headline
+    assert "| 50.00 | – | – |" in line[1] and "| 60.00 | promoted; 30 epochs so far | – |" in line[5]
+    text = "\n".join(results_table.tuning_table(trials(scores, full={5: 61.0})))
+    line = {int(line.split("|")[2]): line for line in text.splitlines() if line.startswith(f"| {FAMILY} |")}
+    assert "| 60.00 | 20 of 30 | **61.00** (selected) |" in line[5] and "**" not in line[2]
+    headline = results_table.tuning_headline(trials(scores, full={5: 61.0}))[1]
+    assert "trial 5, **61.00**" in headline and "0 of 8 trials at the rung" in headline
     assert json.dumps(EXPERIMENTS["tuning"])  # the rows stay plain data
 
 
@@ -81,8 +87,11 @@ def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both
     assert sorted(rows) == sorted([f"transformer_tuned_{w}_easy20000_seed{s}" for s in (1, 2, 3) for w in ("ende", "deen")]
                                   + ["transformer_tuned_ende_easy50000_seed1"])
     row = rows["transformer_tuned_deen_easy20000_seed2"]
-    assert row["flags"][-1] == "--seed=2" and "--dropout=0.3" in row["flags"]  # trial 2's point
-    assert row["selected_by"].startswith("tuning trial 2: dev BLEU 62.50") and not row["reverse_test"]
+    assert row["flags"][-1] == "--seed=2" and f"--dropout={tuning_points()[4]['dropout']}" in row["flags"]  # trial 5's
+    assert row["selected_by"].startswith("tuning trial 5: dev BLEU 61.00") and not row["reverse_test"]
+    # the seed-1 row en→de on easy20000 is the trial's own command: it continues the trial's run
+    assert rows["transformer_tuned_ende_easy20000_seed1"]["continues"] == "tune_transformer_t5"
+    assert not any("continues" in r for name, r in rows.items() if name != "transformer_tuned_ende_easy20000_seed1")
     bound = {r["name"]: r for r in tuned_rows(finished_tuning("bound_transformer_k1"))}
     assert "bound_transformer_k1_tuned_deen_easy20000_seed1" not in bound  # one model: its reverse test
     assert bound["bound_transformer_k1_tuned_ende_easy20000_seed1"]["reverse_test"]
@@ -111,3 +120,16 @@ def test_a_final_row_is_also_tested_on_the_open_vocabulary_set_and_keeps_its_own
                                        folder="easy/easy-full")
     assert found["bleu"] == 100.0 and found["unseen_sentences"] == 1
     assert (tmp_path / "open_test_trans.txt").is_file() and not (tmp_path / "test_trans.txt").exists()
+
+
+def test_the_seed_1_row_starts_from_a_copy_of_its_trials_run_and_leaves_the_trial_as_it_was(tmp_path):
+    trial, row = tmp_path / "tuning" / "tune_transformer_t5", tmp_path / "final" / "transformer_tuned_ende"
+    with pytest.raises(SystemExit, match="tune_transformer_t5: the tuning trial this row continues has no trained"):
+        run_experiment.continue_trial(str(trial), str(row), log=lambda m: None)
+    (trial / "best").mkdir(parents=True)
+    (trial / "hparams.json").write_text("{}")
+    (trial / "best" / "weights").write_text("w")
+    (tmp_path / "final").mkdir()
+    run_experiment.continue_trial(str(trial), str(row), log=lambda m: None)
+    assert (row / "best" / "weights").read_text() == "w" and (row / "hparams.json").is_file()
+    assert (trial / "best" / "weights").is_file() and not (tmp_path / "final" / "transformer_tuned_ende.part").exists()
