@@ -49,6 +49,7 @@ from rnnpb_nmt import tf_stack as addons  # noqa: E402
 from rnnpb_nmt.config import Config  # noqa: E402
 from rnnpb_nmt.data.dataset import encode_all, make_dataset, read_sentences  # noqa: E402
 from rnnpb_nmt.data.vocabulary import Vocabulary  # noqa: E402
+from rnnpb_nmt.data.files import write_text  # noqa: E402
 from rnnpb_nmt.errors import UserError  # noqa: E402
 from rnnpb_nmt.infer import parallel  # noqa: E402
 from rnnpb_nmt.infer import prediction  # noqa: E402
@@ -250,10 +251,14 @@ def bench_translation_cost(bound_dir, seq2seq_dir, test_set, warmup=8):
 
 
 def bench_translate_mode(working_dirs, test_set, out):
-    """Sentences per second of translate mode (``--translate -i test_set -o FILE``: raw lines read as
+    """Sentences per second of translate mode (``--translate -i FILE -o FILE``: raw lines read as
     they come, batched, prepared by the run's pipeline, n-best 1) against ``--do_testing`` of the same
-    file (read whole, batched, scored), for each trained working directory, in this process on the
-    same loaded model. Each first translates 8 sentences untimed (tracing)."""
+    sentences (read whole, batched, scored), for each trained working directory, in this process on
+    the same loaded model. Translate mode reads raw text: it is given ``test_set`` restored to raw text
+    by the run's own pipeline (as a user's input comes; the tokenized file itself would be tokenized
+    again, its ``&apos;`` escaped anew, into other inputs), and the share of its translations equal
+    to ``--do_testing``'s, restored likewise, is recorded beside the speeds. Each first translates
+    8 sentences untimed (tracing)."""
     from rnnpb_nmt.infer import streaming
 
     results = {}
@@ -261,16 +266,28 @@ def bench_translate_mode(working_dirs, test_set, out):
         model = workdir.load_model(working_dir, registry.models())
         task = registry.tasks()[model.config.data.task](model.config, working_dir)
         translator, name = Translator(model), os.path.basename(os.path.normpath(working_dir))
+        source_language, target_language = model.languages
         with open(test_set, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        prediction.translate_lines(translator, task, lines[:8])
+            raw = task.detokenize([line.split() for line in f.read().splitlines()], source_language)
+        raw_input, raw_output = os.path.join(out, "translate_mode_input.txt"), os.path.join(out, "translate_mode.txt")
+        write_text(raw_input, "".join(line + "\n" for line in raw))
+        prediction.translate_lines(translator, task, raw[:8])
         started = time.perf_counter()
-        streaming.translate_file(translator, task, test_set, os.path.join(out, "translate_mode.txt"))
-        results[f"translate_mode_sentences_per_second_{name}"] = len(lines) / (time.perf_counter() - started)
+        streaming.translate_file(translator, task, raw_input, raw_output)
+        results[f"translate_mode_sentences_per_second_{name}"] = len(raw) / (time.perf_counter() - started)
         stats = prediction.test(translator, task, test_set, out, log=lambda m: None)
         results[f"do_testing_sentences_per_second_{name}"] = stats["sentences"] / stats["testing_time"]
-    results["translate_mode_test_sentences"] = len(lines)
+        results[f"translate_mode_same_translations_{name}"] = _same_share(task, target_language, raw_output, out)
+    results["translate_mode_test_sentences"] = len(raw)
     return results
+
+
+def _same_share(task, language, raw_output, out):
+    """The share of translate mode's lines in ``raw_output`` equal to --do_testing's test_trans.txt
+    in ``out`` restored to raw text."""
+    with open(raw_output, encoding="utf-8") as mine, open(os.path.join(out, "test_trans.txt"), encoding="utf-8") as tested:
+        ours, theirs = mine.read().splitlines(), task.detokenize([line.split() for line in tested], language)
+    return sum(a == b for a, b in zip(ours, theirs)) / len(theirs)
 
 
 def main():

@@ -640,11 +640,31 @@ def benchmark_table(recorded):
     lines.append("")
     for mode, run in recorded.items():
         lines += [mode_line(mode, run), ""]
+    for mode, run in recorded.items():
+        if mode.endswith("_translate_mode"):
+            lines += translate_mode_lines(mode, run)
     for mode, run in peers.items():
         lines += peer_table(mode, run)
     for mode, run in scales.items():
         lines += scale_table(mode, run)
     return lines
+
+
+TRANSLATE_MODE_TARGET = 0.9  # issue 91: translate mode at least 0.9 x --do_testing's sentences a second
+
+
+def translate_mode_lines(mode, run):
+    """A translate-mode mode's models, each its translate mode against its --do_testing (judged on a
+    ``full`` mode) and the share of equal translations."""
+    r, prefix = run["results"], "translate_mode_sentences_per_second_"
+    lines = [f"Translate mode against `--do_testing` (`{mode}`, {r['translate_mode_test_sentences']} sentences):", ""]
+    for name in (key[len(prefix):] for key in r if key.startswith(prefix)):
+        ratio = r[prefix + name] / r[f"do_testing_sentences_per_second_{name}"]
+        mark = MARKS[verdict(mode, lambda v: v >= TRANSLATE_MODE_TARGET, ratio)]
+        same = r.get(f"translate_mode_same_translations_{name}")
+        lines.append(f"- `{name}`: {ratio:.2f}× (target ≥ {TRANSLATE_MODE_TARGET}){mark}"
+                     + ("" if same is None else f", {same:.1%} of its translations equal to `--do_testing`'s"))
+    return lines + [""]
 
 
 # Issue 91's limits for the largest corpus: peak memory (MB) of preparing and of training, its growth

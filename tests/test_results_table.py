@@ -390,3 +390,15 @@ def test_the_withheld_record_quotes_the_papers_figures_and_names_a_scored_file_f
     folder = os.path.join(results_table.RESULTS, "question_formation")
     assert len(scored) == 2 * len(results_table.CELLS)
     assert {f for f in os.listdir(folder) if f.endswith(".tsv")} == scored  # the scored protocol's files alone
+
+
+def test_translate_mode_is_judged_against_do_testing_of_the_same_model():
+    results = {"translate_mode_test_sentences": 2000,
+               "translate_mode_sentences_per_second_a": 95.0, "do_testing_sentences_per_second_a": 100.0,
+               "translate_mode_same_translations_a": 1.0,
+               "translate_mode_sentences_per_second_b": 80.0, "do_testing_sentences_per_second_b": 100.0}
+    run = {"date": "D", "commit": "C", "machine": "M", "command": "c", "note": "N", "results": results}
+    lines = results_table.translate_mode_lines("full_translate_mode", run)
+    assert "- `a`: 0.95× (target ≥ 0.9) ✓, 100.0% of its translations equal to `--do_testing`'s" in lines
+    assert "- `b`: 0.80× (target ≥ 0.9) ✗" in lines
+    assert not any("✓" in line for line in results_table.translate_mode_lines("quick_translate_mode", run))

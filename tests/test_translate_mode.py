@@ -1,7 +1,9 @@
 """From raw text to raw text (issue 43): a run trained on raw files with Moses and SentencePiece,
 tested, and used through translate mode, --query and the Python API, which all agree."""
 
+import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -263,7 +265,6 @@ def test_a_window_is_translated_by_length_and_answered_in_input_order_as_a_strea
 
 
 def test_the_input_is_read_at_most_a_window_ahead():
-    import io
     import time
 
     from rnnpb_nmt.infer.streaming import batches, read_lines_as_they_come
@@ -283,3 +284,33 @@ def test_the_input_is_read_at_most_a_window_ahead():
     time.sleep(0.2)  # time enough to read on, were the reader not held back
     assert lines.full() and Counted.taken <= 6  # 5 waiting, 1 read and waiting for room
     assert [line for batch in batches(lines, 7) for line in batch] == [f"line {i}" for i in range(1000)]
+
+
+def test_a_files_windows_are_full_whatever_the_readers_pace_and_a_pipes_take_what_has_come(tmp_path):
+    import queue
+    import time
+
+    from rnnpb_nmt.infer.streaming import _EOF, _is_file, batches
+
+    def slow_lines():  # a reader that has sent 3 lines and sends the other 7 later
+        lines = queue.Queue()
+        for i in range(3):
+            lines.put(f"line {i}")
+
+        def later():
+            time.sleep(0.3)
+            for i in range(3, 10):
+                lines.put(f"line {i}")
+            lines.put(_EOF)
+        threading.Thread(target=later, daemon=True).start()
+        return lines
+
+    assert [len(b) for b in batches(slow_lines(), 4, fill=True)] == [4, 4, 2]
+    assert [len(b) for b in batches(slow_lines(), 4)][0] == 3  # a pipe's first batch does not wait
+    (tmp_path / "in.txt").write_text("a\n")
+    with open(tmp_path / "in.txt", "rb") as named:
+        assert _is_file(named)
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as pipe, os.fdopen(write_end, "wb"):
+        assert not _is_file(pipe)
+    assert not _is_file(io.BytesIO(b"a\n"))

@@ -19,8 +19,10 @@ empty translation (score 0).
 """
 
 import functools
+import io
 import os
 import queue
+import stat
 import sys
 import threading
 
@@ -58,16 +60,17 @@ def read_lines_as_they_come(stream, name="stdin", ahead=0):
     return lines
 
 
-def batches(lines, max_size):
+def batches(lines, max_size, fill=False):
     """Lists of the lines of queue ``lines`` (ending in ``_EOF`` or a UserError, raised after the
     lines before it): each batch waits for one line, then takes those already waiting, up to
-    ``max_size``."""
+    ``max_size``; with ``fill`` (a file, whose lines are all there to read), it waits for
+    ``max_size`` lines or the end, so that the reading thread's pace does not cut a window short."""
     end = None
     while end is None:
         batch = [lines.get()]
         while batch[-1] is not _EOF and not isinstance(batch[-1], UserError) and len(batch) < max_size:
             try:
-                batch.append(lines.get_nowait())
+                batch.append(lines.get() if fill else lines.get_nowait())
             except queue.Empty:
                 break
         if batch[-1] is _EOF or isinstance(batch[-1], UserError):
@@ -94,13 +97,22 @@ def translate_stream(translator, task, source, out, nbest=1, scores=False, token
     nbest_format = nbest > 1 or scores or token_scores
     number = 0
     window = WINDOW_BATCHES * translator.config.test_batch_size
-    for lines in batches(read_lines_as_they_come(source, name, ahead=window), window):
+    for lines in batches(read_lines_as_they_come(source, name, ahead=window), window, fill=_is_file(source)):
         place = functools.partial(_line_name, name, number)  # for warnings about the window's lines
         for hypotheses in translate_nbest_lines(translator, task, lines, nbest, place):
             for line in format_hypotheses(number, hypotheses, nbest_format, token_scores):
                 out.write(line + "\n")
             number += 1
         out.flush()
+
+
+def _is_file(stream):
+    """Whether ``stream`` reads a regular file (a named input, or stdin redirected from one), not a
+    pipe, terminal or socket whose lines come when their writer sends them."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (AttributeError, OSError, io.UnsupportedOperation):  # e.g. an in-memory stream
+        return False
 
 
 def _line_name(name, first, index):
