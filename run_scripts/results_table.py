@@ -737,7 +737,9 @@ def peer_table(mode, run):
         lines.append(f"| {figure} | {fmt(theirs, 2)} | {fmt(ours, 2)} | {versus} | {target} | {includes} |")
     logged = r.get("peer_opennmt_logged_target_words_per_second")
     return lines + ["", f"OpenNMT-tf's own log: {fmt(logged)} target words/s (the mean of its reports after the "
-                    "first, counted without padding).", "", mode_line(mode, run), ""]
+                    "first, counted without padding). Where ours misses a target, what was measured of why — the "
+                    "optimiser, the embeddings' initialisation, seeds — is in "
+                    "[notes/scale.md](notes/scale.md).", "", mode_line(mode, run), ""]
 
 
 def benchmark_headline(recorded):
