@@ -48,8 +48,8 @@ from rnnpb_nmt import registry  # noqa: E402
 from rnnpb_nmt import tf_stack as addons  # noqa: E402
 from rnnpb_nmt.config import Config  # noqa: E402
 from rnnpb_nmt.data.dataset import encode_all, make_dataset, read_sentences  # noqa: E402
-from rnnpb_nmt.data.vocabulary import Vocabulary  # noqa: E402
 from rnnpb_nmt.data.files import write_text  # noqa: E402
+from rnnpb_nmt.data.vocabulary import Vocabulary  # noqa: E402
 from rnnpb_nmt.errors import UserError  # noqa: E402
 from rnnpb_nmt.infer import parallel  # noqa: E402
 from rnnpb_nmt.infer import prediction  # noqa: E402
@@ -268,7 +268,7 @@ def bench_translate_mode(working_dirs, test_set, out):
         translator, name = Translator(model), os.path.basename(os.path.normpath(working_dir))
         source_language, target_language = model.languages
         with open(test_set, encoding="utf-8") as f:
-            raw = task.detokenize([line.split() for line in f.read().splitlines()], source_language)
+            raw = _raw(task, f.read().splitlines(), source_language)
         raw_input, raw_output = os.path.join(out, "translate_mode_input.txt"), os.path.join(out, "translate_mode.txt")
         write_text(raw_input, "".join(line + "\n" for line in raw))
         prediction.translate_lines(translator, task, raw[:8])
@@ -286,8 +286,17 @@ def _same_share(task, language, raw_output, out):
     """The share of translate mode's lines in ``raw_output`` equal to --do_testing's test_trans.txt
     in ``out`` restored to raw text."""
     with open(raw_output, encoding="utf-8") as mine, open(os.path.join(out, "test_trans.txt"), encoding="utf-8") as tested:
-        ours, theirs = mine.read().splitlines(), task.detokenize([line.split() for line in tested], language)
+        ours, theirs = mine.read().splitlines(), _raw(task, tested.read().splitlines(), language)
     return sum(a == b for a, b in zip(ours, theirs)) / len(theirs)
+
+
+def _raw(task, lines, language):
+    """``lines`` as raw text: a run of tokenized files (``pretokenized``) reads and writes words, which
+    its pipeline's detokenizer restores; a run of raw text (``moses``, ``none``) has them raw already
+    (``TranslationTask.output_lines``)."""
+    if task.text.tokenize_mode != "pretokenized":
+        return lines
+    return [task.text.detokenize(line.split(), language) for line in lines]
 
 
 def main():

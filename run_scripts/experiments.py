@@ -325,9 +325,8 @@ def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", va
            "test_flags": [], "thesis": None, "reverse_test": bound, "analyze": bound, "open_test": OPEN_TEST,
            "selected_by": f"tuning trial {trial['trial']}: dev BLEU {trial['best_dev_score']:.2f} (best of "
                           f"{TUNING_TRIALS} trials, {TUNING_PROMOTED} promoted at epoch {TUNING_RUNG})"}
-    if row["flags"] == [*TUNING_SCHEDULE, *trial_flags(family, trial["point"]), "--seed=1"] \
-            and (folder, source, target) == ("easy/easy20000", "en", "de"):
-        row["continues"] = trial["name"]  # the trial's own run: its working directory is copied, then tested
+    if (seed, variant, folder, source, target) == (1, None, "easy/easy20000", "en", "de"):
+        row["continues"] = trial["name"]  # the trial's own command: its working directory is copied, then tested
     return row
 
 

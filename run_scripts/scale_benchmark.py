@@ -62,13 +62,12 @@ def make_corpus(pairs, out):
     rng, part = random.Random(pairs), out + ".part"  # written whole, then moved into place
     shutil.rmtree(part, ignore_errors=True)
     os.makedirs(part)
-    for name, lines in ((side, base[side]) for side in ("train", "dev")):
-        count = pairs if name == "train" else DEV_PAIRS
-        draws = ([rng.randrange(len(lines[0])) for _ in range(3)] for _ in range(count)) if name == "train" \
-            else ([3 * k, 3 * k + 1, 3 * k + 2] for k in range(count))
+    draws = {"train": ([rng.randrange(len(base["train"][0])) for _ in range(3)] for _ in range(pairs)),
+             "dev": (range(3 * k, 3 * k + 3) for k in range(DEV_PAIRS))}
+    for name, lines in base.items():
         with open(os.path.join(part, f"{name}.en"), "w", encoding="utf-8") as en, \
                 open(os.path.join(part, f"{name}.de"), "w", encoding="utf-8") as de:
-            for drawn in draws:
+            for drawn in draws[name]:
                 en.write(" ".join(lines[0][k] for k in drawn) + "\n")
                 de.write(" ".join(lines[1][k] for k in drawn) + "\n")
     shutil.rmtree(out, ignore_errors=True)
