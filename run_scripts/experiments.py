@@ -235,6 +235,18 @@ TUNING_FAMILIES = {
                                        "--refine_step_size=0.3", "--recog_clip=8", "--both_directions",
                                        "--self_loss=0", "--pb_binding=soft", "--pb_binding_strength=0.1"],
                              "large": ["--units=256", "--embedding_size=256", "--ffn_units=512", "--num_PB=1024"]},
+    # The same with its proposal pooled by the slots' learned queries rather than averaged (--pb_pool):
+    # the mean-pooled proposal spans only --units of the PB's dimensions (6.8 M; large 9.4 M). A design
+    # variant added after the bound Transformer-PB's first six trials (2026-12-06, sixth session): the
+    # bound side then has three families' trials to the others' one, which the results page says.
+    "bound_transformer_pool_k1": {"flags": ["--model=rnnpbnmt", "--amortize=encoder", "--language_model=transformer",
+                                            "--units=192", "--embedding_size=192", "--heads=4", "--num_PB=768",
+                                            "--pb_slots=4", "--pb_pool=attention", "--proposal_layers=2",
+                                            "--refine_steps=1", "--refine_step_size=0.3", "--recog_clip=8",
+                                            "--both_directions", "--self_loss=0", "--pb_binding=soft",
+                                            "--pb_binding_strength=0.1"],
+                                  "large": ["--units=256", "--embedding_size=256", "--ffn_units=512",
+                                            "--num_PB=1024"]},
 }
 
 
@@ -310,6 +322,7 @@ TUNED_VARIANTS = {
     "bound_transformer_k1": {"unbound": ["--pb_binding=none"], "k0": ["--refine_steps=0"],
                              "prefix": ["--pb_read=prefix"], "denoise": ["--denoise_loss=1"]},
 }
+TUNED_VARIANTS["bound_transformer_pool_k1"] = TUNED_VARIANTS["bound_transformer_k1"]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 

@@ -67,6 +67,34 @@ def test_the_binding_terms_gradient_is_the_finite_differences_one(read):
     assert np.abs(gradient).max() > 1e-3  # a gradient that is there to check
 
 
+@pytest.mark.parametrize("pool", ["mean", "attention"])
+def test_a_proposal_does_not_depend_on_the_padding_beside_it(pool):
+    model = transformer_pb(pb_pool=pool)
+    src, _ = reversal_corpus(6, seed=2)
+    batched = model.proposal_a(first_batch(src)["src"]).numpy()
+    for i, sentence in enumerate(src):  # each alone: no padding at all
+        alone = model.proposal_a(tf.constant(sentence[None])).numpy()
+        np.testing.assert_allclose(batched[i], alone[0], rtol=1e-5, atol=1e-5)
+
+
+def test_attention_pooling_proposes_pbs_beyond_the_units_that_mean_pooling_is_held_to():
+    # Mean pooling maps every sentence to W * (one average of --units numbers) + b: its proposals lie in
+    # an affine space of --units dimensions, whatever --num_PB is. The slots' queries each read their
+    # own average, so the proposals span up to --num_PB.
+    src, _ = reversal_corpus(80, seed=4)
+    ranks = {}
+    for pool in ("mean", "attention"):
+        proposals = transformer_pb(pb_pool=pool, num_PB=48).proposal_a(first_batch(src)["src"]).numpy()
+        ranks[pool] = np.linalg.matrix_rank(proposals - proposals.mean(axis=0), tol=1e-3)
+    assert ranks["mean"] <= 16 < ranks["attention"]  # 15 and 31 (the 80 proposals' largest singular values: 6-8)
+
+
+def test_attention_pooling_refuses_a_pb_that_the_slots_do_not_divide():
+    with pytest.raises(UserError, match=r"--pb_pool=attention: each of the --pb_slots=3 slots proposes .* give a "
+                                        r"--num_PB that is a multiple of 3 \(not 13\)"):
+        transformer_pb(pb_pool="attention", num_PB=13)
+
+
 @pytest.mark.parametrize("changes, message", [
     (dict(pb_input="state"), "--pb_input=state: only for --language_model=lstm"),
     (dict(proposal_reverse=True), "--proposal_reverse: only for --language_model=lstm"),

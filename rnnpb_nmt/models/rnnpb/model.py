@@ -111,7 +111,7 @@ class BoundRNNPB(NMTModel):
         def proposal(vocab, name):
             if transformers:
                 return TransformerProposal(len(vocab), m.embedding_size, m.units, m.proposal_layers, m.heads,
-                                           hidden, m.num_PB, name=name)
+                                           hidden, m.num_PB, m.pb_pool, m.pb_slots, name=name)
             return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
                               m.proposal_output, m.proposal_reverse, name=name)
 

@@ -48,7 +48,7 @@ class ModelOptions:
     language_model: str = option(
         "lstm", "--amortize=encoder: each language's model and encoder: lstm (the thesis's RNNPB and an LSTM encoder) "
         "or transformer (a Transformer decoder reading the PB as --pb_slots vectors (--pb_read), and a "
-        "Transformer encoder of --proposal_layers layers mean-pooled to the PB, with --heads and --ffn_units as "
+        "Transformer encoder of --proposal_layers layers pooled to the PB (--pb_pool), with --heads and --ffn_units as "
         "--model=transformer's: SONAR's design, rnnpb_nmt/models/rnnpb/transformer_lm.py)",
         choices=("lstm", "transformer"), legacy="lstm", only=("amortize", ("encoder",)))
     pb_slots: int = option(4, "--language_model=transformer: the PB is read as this many vectors of --units (see "
@@ -57,6 +57,12 @@ class ModelOptions:
         "slots", "--language_model=transformer: how the decoder reads the PB's --pb_slots vectors: slots (by "
         "cross-attention in every layer) or prefix (as positions before the sentence's first word, read by "
         "self-attention; the layers have no cross-attention)", choices=("slots", "prefix"), legacy="slots",
+        only=("language_model", ("transformer",)))
+    pb_pool: str = option(
+        "mean", "--language_model=transformer: how the proposal's encoder outputs become the PB: mean (averaged "
+        "over the sentence's real positions, SONAR's pooling; the proposed PBs then span at most --units "
+        "dimensions) or attention (--pb_slots learned queries attend over them, one vector of --units each, "
+        "each mapped to its --num_PB / --pb_slots numbers of the PB)", choices=("mean", "attention"), legacy="mean",
         only=("language_model", ("transformer",)))
     refine_step_size: float = option(0.1, "--amortize: initial per-dimension step size of the refinement "
                                           "(learned)", 0, 1e3, low_open=True, legacy=0.1, only=AMORTIZED)

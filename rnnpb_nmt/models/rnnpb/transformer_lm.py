@@ -8,8 +8,12 @@ thesis's frame, where the vector is a PB that the language model itself refines.
   choose among, which a single vector would not. --pb_read=slots reads them by cross-attention in
   every layer; --pb_read=prefix puts them before the sentence's first word, where self-attention
   reads them (a decoder-only language model with a prompt; its layers have no cross-attention).
-- The proposal is a Transformer encoder over the sentence, its outputs averaged over the real
-  positions (SONAR's mean pooling) and mapped linearly to the PB.
+- The proposal is a Transformer encoder over the sentence, its outputs pooled to a fixed size and
+  mapped linearly to the PB. --pb_pool=mean averages them over the real positions (SONAR's pooling):
+  the proposals then lie in a space of --units dimensions, whatever --num_PB is. --pb_pool=attention
+  lets --pb_slots learned queries attend over them (the pooling of Lee et al. 2019's Set Transformer),
+  each slot's vector mapped to its --num_PB / --pb_slots numbers of the PB, so that the proposals span
+  as many dimensions as the PB has.
 - Refinement, binding, both directions and translation are the bound model's
   (``rnnpb_nmt.models.rnnpb.model``): the language model answers the same three calls as the LSTM
   one, ``sentence_losses``, ``start_state`` and ``step``.
@@ -17,8 +21,9 @@ thesis's frame, where the vector is a PB that the language model itself refines.
 
 import tensorflow as tf
 
-from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, WordEmbedding, causal_mask, decode,
-                                          dropout_of, start_caches)
+from rnnpb_nmt.errors import UserError
+from rnnpb_nmt.layers.transformer import (EPSILON, Attention, DecoderLayer, EncoderLayer, WordEmbedding, causal_mask,
+                                          decode, dropout_of, start_caches)
 from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy, token_mask
 
 
@@ -81,15 +86,27 @@ class TransformerPBLanguageModel(tf.Module):
 
 
 class TransformerProposal(tf.Module):
-    """A sentence's proposed PB: a Transformer encoder's outputs, averaged over the sentence's real
-    positions, mapped linearly to --num_PB numbers."""
+    """A sentence's proposed PB: a Transformer encoder's outputs, pooled (``pool``: averaged over the
+    sentence's real positions, or read by ``slots`` learned queries), mapped linearly to --num_PB
+    numbers."""
 
-    def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, name=None):
+    def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, pool="mean", slots=1,
+                 name=None):
         super().__init__(name=name)
         self.embedding = WordEmbedding(vocab_size, embedding_size, units, "embedding")
         self.encoder_layers = [EncoderLayer(units, heads, hidden, f"encoder_{i}") for i in range(num_layers)]
         self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
-        self.output_layer = tf.keras.layers.Dense(num_pb, name="output")
+        self.queries = None
+        if pool == "attention":  # of about the size of the normed outputs they attend over
+            if num_pb % slots:
+                raise UserError(f"--pb_pool=attention: each of the --pb_slots={slots} slots proposes --num_PB / "
+                                f"--pb_slots numbers; give a --num_PB that is a multiple of {slots} (not {num_pb})")
+            self.queries = tf.keras.layers.Embedding(slots, units, name="queries",
+                                                     embeddings_initializer=tf.keras.initializers.RandomNormal())
+            self.pooling = Attention(units, heads, "pooling")
+        # Attention pooling: one map for every slot (its query says which slot it is), units -> its part of the
+        # PB, rather than one of all slots together, which would cost slots^2 times the weights.
+        self.output_layer = tf.keras.layers.Dense(num_pb // slots if self.queries else num_pb, name="output")
         self(tf.constant([[3, 2]]))  # builds every weight now
 
     def __call__(self, seq):
@@ -98,6 +115,11 @@ class TransformerProposal(tf.Module):
         x = self.embedding(seq)
         for layer in self.encoder_layers:
             x = layer(x, mask[:, None, :], lambda x: x)
-        real = tf.cast(mask, tf.float32)[:, :, None]
-        pooled = tf.reduce_sum(self.norm(x) * real, axis=1) / tf.reduce_sum(real, axis=1)
-        return self.output_layer(pooled)
+        x = self.norm(x)
+        if self.queries is None:
+            real = tf.cast(mask, x.dtype)[:, :, None]
+            return self.output_layer(tf.reduce_sum(x * real, axis=1) / tf.reduce_sum(real, axis=1))
+        queries = self.queries(tf.range(self.queries.input_dim))
+        queries = tf.tile(tf.cast(queries, x.dtype)[None], [tf.shape(x)[0], 1, 1])
+        pooled = self.pooling(queries, x, mask[:, None, :])  # (B, slots, units)
+        return tf.reshape(self.output_layer(pooled), [tf.shape(x)[0], -1])
