@@ -235,10 +235,12 @@ TUNING_FAMILIES = {
                                        "--refine_step_size=0.3", "--recog_clip=8", "--both_directions",
                                        "--self_loss=0", "--pb_binding=soft", "--pb_binding_strength=0.1"],
                              "large": ["--units=256", "--embedding_size=256", "--ffn_units=512", "--num_PB=1024"]},
-    # The same with its proposal pooled by the slots' learned queries rather than averaged (--pb_pool):
-    # the mean-pooled proposal spans only --units of the PB's dimensions (6.8 M; large 9.4 M). A design
-    # variant added after the bound Transformer-PB's first six trials (2026-12-06, sixth session): the
-    # bound side then has three families' trials to the others' one, which the results page says.
+    # The same with its proposal pooled by the slots' learned queries rather than averaged (--pb_pool:
+    # the mean-pooled proposal spans only --units of the PB's dimensions) and with the trial's dropout in
+    # its encoders too (--proposal_dropout; the other bound families drop out in their language models
+    # only) (6.8 M; large 9.4 M). A design variant added after the bound Transformer-PB's first six
+    # trials (2026-12-06, sixth session): the bound side then has three families' trials to the
+    # others' one, which the results page says.
     "bound_transformer_pool_k1": {"flags": ["--model=rnnpbnmt", "--amortize=encoder", "--language_model=transformer",
                                             "--units=192", "--embedding_size=192", "--heads=4", "--num_PB=768",
                                             "--pb_slots=4", "--pb_pool=attention", "--proposal_layers=2",
@@ -246,7 +248,8 @@ TUNING_FAMILIES = {
                                             "--both_directions", "--self_loss=0", "--pb_binding=soft",
                                             "--pb_binding_strength=0.1"],
                                   "large": ["--units=256", "--embedding_size=256", "--ffn_units=512",
-                                            "--num_PB=1024"]},
+                                            "--num_PB=1024"],
+                                  "encoder_dropout": True},
 }
 
 
@@ -271,6 +274,8 @@ def trial_flags(family, point):
              f"--label_smoothing={point['label_smoothing']}", f"--lr_schedule={schedule}", f"--learning_rate={rate}"]
     if warmup:
         flags.append(f"--warmup_steps={warmup}")
+    if TUNING_FAMILIES[family].get("encoder_dropout"):
+        flags.append(f"--proposal_dropout={point['dropout']}")
     if point["size"] == "large":
         flags += TUNING_FAMILIES[family]["large"]
     return flags

@@ -301,3 +301,23 @@ def test_generation_step_by_step_gives_the_teacher_forced_probabilities(pb_input
 def test_a_pb_read_as_the_state_must_be_the_state_size():
     with pytest.raises(UserError, match=r"--pb_input=state: .* give --num_PB=128 \(not 64\)"):
         bound_model(pb_input="state", num_PB=64)
+
+
+@pytest.mark.parametrize("language_model", ["lstm", "transformer"])
+def test_proposal_dropout_drops_in_training_only_and_draws_nothing_at_zero(language_model):
+    sizes = dict(units=16, embedding_size=16, heads=2, num_PB=12, pb_slots=3) if language_model == "transformer" \
+        else dict(num_PB=8)
+    src, _ = reversal_corpus(6, seed=5)
+    seq = batch_of(src, src)["src"]
+    proposals = {}
+    for rate in (0.0, 0.5):
+        model = bound_model(amortize="encoder", language_model=language_model, proposal_dropout=rate, **sizes)
+        rng = tf.random.Generator.from_seed(3)
+        proposals[rate] = (model.proposal_a(seq).numpy(), model.proposal_a(seq, rng=rng).numpy(), rng.state.numpy())
+    untouched = tf.random.Generator.from_seed(3).state.numpy()
+    test, training, state = proposals[0.0]
+    np.testing.assert_array_equal(training, test)  # at 0: the same proposal, and the generator not drawn from
+    np.testing.assert_array_equal(state, untouched)
+    test_05, training_05, state_05 = proposals[0.5]
+    np.testing.assert_allclose(test_05, test, rtol=1e-6)  # the same weights: no dropout without the generator
+    assert np.abs(training_05 - test_05).max() > 1e-3 and not np.array_equal(state_05, untouched)

@@ -33,12 +33,12 @@ class PBProposal(tf.keras.layers.Layer):
     3.58, run_scripts/results/notes/bound_translation.md, 2026-11-27)."""
 
     def __init__(self, kind, vocab_size, embedding_size, units, num_pb, layers=1, output="dense", reverse=False,
-                 **kwargs):
+                 dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         self.kind, self.num_pb, self.reverse = kind, num_pb, reverse
         if kind == "encoder":
             self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_size, name="embedding")
-            self.lstm = StackedRNN(units, layers, name="lstm")
+            self.lstm = StackedRNN(units, layers, dropout=dropout, name="lstm")
             self.embedding.build([None])
             self.lstm.build([None, None, embedding_size])
             self.output_layer = None
@@ -48,13 +48,13 @@ class PBProposal(tf.keras.layers.Layer):
         else:  # one vector for all sentences: the steps alone tell sentences apart
             self.start = self.add_weight("start", [num_pb], initializer="zeros")
 
-    def call(self, seq):
-        """Proposed PBs (B, num_PB) of sentences ``seq`` (B, T)."""
+    def call(self, seq, rng=None):
+        """Proposed PBs (B, num_PB) of sentences ``seq`` (B, T); in training (``rng``) with dropout."""
         if self.kind != "encoder":
             return tf.tile(self.start[None], [tf.shape(seq)[0], 1])
         if self.reverse:
             seq = reverse_words(seq)
-        _, states = self.lstm(self.embedding(seq), mask=token_mask(seq))
+        _, states = self.lstm(self.embedding(seq), mask=token_mask(seq), rng=rng)
         if self.output_layer is None:
             return self.lstm.state_vector(states)
         return self.output_layer(states[-1][0])

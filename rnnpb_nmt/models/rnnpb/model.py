@@ -111,9 +111,9 @@ class BoundRNNPB(NMTModel):
         def proposal(vocab, name):
             if transformers:
                 return TransformerProposal(len(vocab), m.embedding_size, m.units, m.proposal_layers, m.heads,
-                                           hidden, m.num_PB, m.pb_pool, m.pb_slots, name=name)
+                                           hidden, m.num_PB, m.pb_pool, m.pb_slots, m.proposal_dropout, name=name)
             return PBProposal(m.amortize, len(vocab), m.embedding_size, m.units, m.num_PB, m.proposal_layers,
-                              m.proposal_output, m.proposal_reverse, name=name)
+                              m.proposal_output, m.proposal_reverse, m.proposal_dropout, name=name)
 
         self.proposal_a = proposal(vocab1, "proposal_a")
         self.proposal_b = self.proposal_a if m.autoencode else proposal(vocab2, "proposal_b")
@@ -175,7 +175,7 @@ class BoundRNNPB(NMTModel):
     def _amortized_losses(self, batch, kind, rng):
         """The losses of --amortize: the source's refined PB is the pair's (see ``rnnpb_nmt.models.rnnpb.amortized``)."""
         t, reverse = self.config.training, kind == "mono2"
-        p0, pb = self.propose_and_refine(batch["src"], reverse)
+        p0, pb = self.propose_and_refine(batch["src"], reverse, rng=rng)
         lm = self.lm_b if reverse else self.lm_a
         prior = self._prior(pb)
         if kind in ("mono1", "mono2") or self.config.model.autoencode:
@@ -187,7 +187,7 @@ class BoundRNNPB(NMTModel):
             return ce_a + prior, 0.0, {f"prediction_{side}": ce_a, f"perplexity_{kind}": tf.exp(ce_a / tokens_a)}
         pb_b = None
         if t.both_directions or t.pb_binding != "none":  # the pair's other PB: the target's, refined in B
-            _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True)
+            _, pb_b = self.propose_and_refine(batch["tgt"], reverse=True, rng=rng)
         if t.pb_binding == "mean":  # one PB per pair, as the thesis's hard-bound table
             pb = pb_b = (pb + pb_b) / 2
         # --self_loss: how much a language model also learns to generate its own sentence from
@@ -215,7 +215,7 @@ class BoundRNNPB(NMTModel):
             terms["prediction_a_from_b"], _ = self.lm_a.sentence_losses(batch["src"], pb_b, rng)
             loss += terms["prediction_a_from_b"] + self._prior(pb_b)
         if t.encoder_binding and self.config.model.amortize == "encoder":  # B's encoder, for B->A
-            terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"]), t.encoder_binding)
+            terms["encoder_binding"] = binding_loss(p0, self.proposal_b(batch["tgt"], rng=rng), t.encoder_binding)
             loss += terms["encoder_binding"]
         return loss, 0.0, terms
 
@@ -226,16 +226,17 @@ class BoundRNNPB(NMTModel):
         sides = [("a", "src", False, self.lm_a)] + ([("b", "tgt", True, self.lm_b)] if t.both_directions else [])
         total = 0.0
         for side, key, reverse, lm in sides:
-            _, pb = self.propose_and_refine(noised(batch[key], rng), reverse)
+            _, pb = self.propose_and_refine(noised(batch[key], rng), reverse, rng=rng)
             terms[f"denoise_{side}"], _ = lm.sentence_losses(batch[key], pb, rng)
             total += t.denoise_loss * terms[f"denoise_{side}"]
         return total
 
-    def propose_and_refine(self, src, reverse=False, steps=None):
+    def propose_and_refine(self, src, reverse=False, steps=None, rng=None):
         """(proposed PBs, PBs after ``steps`` refinement steps, default --refine_steps) of
-        encoded sentences ``src`` in A (in B when ``reverse``)."""
+        encoded sentences ``src`` in A (in B when ``reverse``); in training (``rng``) the proposal
+        with --proposal_dropout, the steps without (they descend the true loss, as recognition's)."""
         proposal, refinement = (self.proposal_b, self.refinement_b) if reverse else (self.proposal_a, self.refinement_a)
-        p0 = proposal(src)
+        p0 = proposal(src, rng=rng)
         steps = self.config.inference.refine_steps if steps is None else steps
         pb = refinement.refine(self.lm_b if reverse else self.lm_a, src, p0, steps, self.config.training.pb_prior,
                                self.recognition.clip, self.config.training.refine_gradient == "stop")

@@ -41,6 +41,10 @@ class ModelOptions:
         "dense", "--amortize=encoder: the proposed PB is a learned linear map of the encoder's top output (dense), "
         "or the encoder's final state itself, every layer's (h, c) (state: --num_PB must be 2 x --proposal_layers x "
         "--units)", choices=("dense", "state"), legacy="dense", only=("amortize", ("encoder",)))
+    proposal_dropout: float = option(
+        0.0, "--amortize=encoder: dropout in training in the encoder that proposes the PB (on its LSTM layers' inputs; "
+        "on a Transformer encoder's embeddings, attention and feed-forward outputs), as --dropout is the language "
+        "models'", 0, 1, high_open=True, legacy=0.0, only=("amortize", ("encoder",)))
     proposal_reverse: bool = option(
         False, "--amortize=encoder: the encoder reads each sentence backwards (its <end> still last), as a "
         "seq-to-seq's --reverse_source: the PB then holds the sentence's start most clearly, which generation "

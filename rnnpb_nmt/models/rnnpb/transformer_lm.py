@@ -91,8 +91,9 @@ class TransformerProposal(tf.Module):
     numbers."""
 
     def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, pool="mean", slots=1,
-                 name=None):
+                 dropout=0.0, name=None):
         super().__init__(name=name)
+        self.dropout = dropout
         self.embedding = WordEmbedding(vocab_size, embedding_size, units, "embedding")
         self.encoder_layers = [EncoderLayer(units, heads, hidden, f"encoder_{i}") for i in range(num_layers)]
         self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
@@ -109,12 +110,13 @@ class TransformerProposal(tf.Module):
         self.output_layer = tf.keras.layers.Dense(num_pb // slots if self.queries else num_pb, name="output")
         self(tf.constant([[3, 2]]))  # builds every weight now
 
-    def __call__(self, seq):
-        """Proposed PBs (B, num_PB) of sentences ``seq`` (B, T)."""
+    def __call__(self, seq, rng=None):
+        """Proposed PBs (B, num_PB) of sentences ``seq`` (B, T); in training (``rng``) with dropout."""
         mask = token_mask(seq)
-        x = self.embedding(seq)
+        dropout = dropout_of(self.dropout, rng)
+        x = dropout(self.embedding(seq))
         for layer in self.encoder_layers:
-            x = layer(x, mask[:, None, :], lambda x: x)
+            x = layer(x, mask[:, None, :], dropout)
         x = self.norm(x)
         if self.queries is None:
             real = tf.cast(mask, x.dtype)[:, :, None]
