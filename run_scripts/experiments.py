@@ -214,6 +214,11 @@ TUNING_SPACE = {
     "schedule": (("constant", 0.001, None), ("rsqrt", 0.001, 1000), ("rsqrt", 0.002, 2000)),
     "size": ("today", "large"),
 }
+BOUND_TRANSFORMER = ["--model=rnnpbnmt", "--amortize=encoder", "--language_model=transformer", "--units=192",
+                     "--embedding_size=192", "--heads=4", "--num_PB=768", "--pb_slots=4", "--proposal_layers=2",
+                     "--refine_steps=1", "--refine_step_size=0.3", "--recog_clip=8", "--both_directions", "--self_loss=0",
+                     "--pb_binding=soft", "--pb_binding_strength=0.1"]
+BOUND_TRANSFORMER_LARGE = ["--units=256", "--embedding_size=256", "--ffn_units=512", "--num_PB=1024"]
 TUNING_FAMILIES = {
     # The attention seq-to-seq with the options a user would pick: a bidirectional encoder, Luong's
     # attention read by the output (3.5 M parameters; large: 8.0 M).
@@ -228,28 +233,16 @@ TUNING_FAMILIES = {
                          "large": ["--embedding_size=256", "--units=384", "--num_PB=1536"]},
     # The bound model with Transformer language models (SONAR's design): 2-layer Transformer encoders
     # and decoders of 192 (the Transformer's width), the 768-number PB read as 4 slots, one refinement
-    # step, bound as bound_pbstate_k1 (6.7 M; large: width 256, feed-forward 512, 1024-number PB, 8.7 M).
-    "bound_transformer_k1": {"flags": ["--model=rnnpbnmt", "--amortize=encoder", "--language_model=transformer",
-                                       "--units=192", "--embedding_size=192", "--heads=4", "--num_PB=768",
-                                       "--pb_slots=4", "--proposal_layers=2", "--refine_steps=1",
-                                       "--refine_step_size=0.3", "--recog_clip=8", "--both_directions",
-                                       "--self_loss=0", "--pb_binding=soft", "--pb_binding_strength=0.1"],
-                             "large": ["--units=256", "--embedding_size=256", "--ffn_units=512", "--num_PB=1024"]},
+    # step, bound as bound_pbstate_k1 (6.7 M; large: width 256, feed-forward 512, 1024-number PB, 9.3 M).
+    "bound_transformer_k1": {"flags": BOUND_TRANSFORMER, "large": BOUND_TRANSFORMER_LARGE},
     # The same with its proposal pooled by the slots' learned queries rather than averaged (--pb_pool:
     # the mean-pooled proposal spans only --units of the PB's dimensions) and with the trial's dropout in
     # its encoders too (--proposal_dropout; the other bound families drop out in their language models
     # only) (6.8 M; large 9.4 M). A design variant added after the bound Transformer-PB's first six
     # trials (2026-12-06, sixth session): the bound side then has three families' trials to the
     # others' one, which the results page says.
-    "bound_transformer_pool_k1": {"flags": ["--model=rnnpbnmt", "--amortize=encoder", "--language_model=transformer",
-                                            "--units=192", "--embedding_size=192", "--heads=4", "--num_PB=768",
-                                            "--pb_slots=4", "--pb_pool=attention", "--proposal_layers=2",
-                                            "--refine_steps=1", "--refine_step_size=0.3", "--recog_clip=8",
-                                            "--both_directions", "--self_loss=0", "--pb_binding=soft",
-                                            "--pb_binding_strength=0.1"],
-                                  "large": ["--units=256", "--embedding_size=256", "--ffn_units=512",
-                                            "--num_PB=1024"],
-                                  "encoder_dropout": True},
+    "bound_transformer_pool_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention"],
+                                  "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True},
 }
 
 
