@@ -235,14 +235,18 @@ TUNING_FAMILIES = {
     # and decoders of 192 (the Transformer's width), the 768-number PB read as 4 slots, one refinement
     # step, bound as bound_pbstate_k1 (6.7 M; large: width 256, feed-forward 512, 1024-number PB, 9.3 M).
     "bound_transformer_k1": {"flags": BOUND_TRANSFORMER, "large": BOUND_TRANSFORMER_LARGE},
-    # The same with its proposal pooled by the slots' learned queries rather than averaged (--pb_pool:
-    # the mean-pooled proposal spans only --units of the PB's dimensions) and with the trial's dropout in
-    # its encoders too (--proposal_dropout; the other bound families drop out in their language models
-    # only) (6.8 M; large 9.4 M). A design variant added after the bound Transformer-PB's first six
-    # trials (2026-12-06, sixth session): the bound side then has three families' trials to the
-    # others' one, which the results page says.
+}
+# Design probes (2026-12-06, sixth session): a variant of a family trained at one point of the space,
+# the point its twin family did best at by the rung, to see whether it earns a family's budget before
+# it is given one: when it beats the twin's trial there by more than 1 BLEU, about one seed's spread
+# (results/notes/scale.md). Recorded as tuning trials, shown beside the twin's trial; never promoted,
+# never in the final rows. The bound Transformer-PB with its proposal pooled by the slots' learned queries
+# rather than averaged (--pb_pool: a mean-pooled proposal spans only --units of the PB's dimensions)
+# and the trial's dropout in its encoders too (--proposal_dropout) (6.8 M; large 9.4 M).
+TUNING_PROBES = {
     "bound_transformer_pool_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention"],
-                                  "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True},
+                                  "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True,
+                                  "twin": "bound_transformer_k1", "trials": (3,)},
 }
 
 
@@ -261,16 +265,17 @@ def tuning_points(trials=TUNING_TRIALS, seed=TUNING_SEED):
 
 
 def trial_flags(family, point):
-    """The flags of ``family``'s trial at ``point`` (later flags win over the family's own)."""
+    """The flags of ``family``'s (or a probe's) trial at ``point`` (later flags win over the family's own)."""
+    spec = TUNING_FAMILIES.get(family) or TUNING_PROBES[family]
     schedule, rate, warmup = point["schedule"]
-    flags = [*TUNING_FAMILIES[family]["flags"], f"--dropout={point['dropout']}",
+    flags = [*spec["flags"], f"--dropout={point['dropout']}",
              f"--label_smoothing={point['label_smoothing']}", f"--lr_schedule={schedule}", f"--learning_rate={rate}"]
     if warmup:
         flags.append(f"--warmup_steps={warmup}")
-    if TUNING_FAMILIES[family].get("encoder_dropout"):
+    if spec.get("encoder_dropout"):
         flags.append(f"--proposal_dropout={point['dropout']}")
     if point["size"] == "large":
-        flags += TUNING_FAMILIES[family]["large"]
+        flags += spec["large"]
     return flags
 
 
@@ -307,6 +312,8 @@ def selected(records, family):
 
 EXPERIMENTS["tuning"] = [tuning_row(family, trial, point) for family in TUNING_FAMILIES
                          for trial, point in enumerate(tuning_points(), 1)]
+EXPERIMENTS["tuning"] += [tuning_row(probe, trial, point) for probe, spec in TUNING_PROBES.items()
+                          for trial, point in enumerate(tuning_points(), 1) if trial in spec["trials"]]
 
 # Issue 90's final rows, made from the tuning records once a family's trial is selected: the
 # selected configuration with seeds 1-3 on easy20000 (both directions: a bound model by its reverse
@@ -320,7 +327,6 @@ TUNED_VARIANTS = {
     "bound_transformer_k1": {"unbound": ["--pb_binding=none"], "k0": ["--refine_steps=0"],
                              "prefix": ["--pb_read=prefix"], "denoise": ["--denoise_loss=1"]},
 }
-TUNED_VARIANTS["bound_transformer_pool_k1"] = TUNED_VARIANTS["bound_transformer_k1"]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 

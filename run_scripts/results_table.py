@@ -16,7 +16,8 @@ from typing import Callable, NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, DEV_BLEU_CONFIGS, EXPERIMENTS, binding_strength  # noqa: E402
-from experiments import TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE, TUNING_TRIALS  # noqa: E402
+from experiments import (TUNING_FAMILIES, TUNING_PROBES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE,  # noqa: E402
+                         TUNING_TRIALS)
 from experiments import OPEN_TEST, promoted, selected  # noqa: E402
 import peer_opennmt  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
@@ -945,12 +946,8 @@ def tuning_table(rows):
              "like, and shown so: a bound model is one model for both directions (its parameters, counted here, "
              "cover both; the attention seq-to-seq and the Transformer need one model per direction, twice the "
              "count shown), and it trains on every pair both ways in an epoch (about twice a one-way model's work "
-             "an epoch); dev BLEU here is en→de for every family. The bound side has "
-             f"{sum(f.startswith('bound') for f in TUNING_FAMILIES)} families, so "
-             f"{TUNING_TRIALS * sum(f.startswith('bound') for f in TUNING_FAMILIES)} trials to each other family's "
-             f"{TUNING_TRIALS}: bound_transformer_pool_k1 (the proposal pooled by the slots' queries, dropout in the "
-             "encoders too) was added after six of bound_transformer_k1's trials had run, a design change chosen "
-             "on dev, so the best bound figure is the best of more tries than the others'.",
+             "an epoch); dev BLEU here is en→de for every family. The bound side has two families, so twice "
+             "the trials of each other family, and the design probes below are tries of its too.",
              "", f"| family | trial | dropout | label smoothing | learning rate | size | parameters | dev BLEU by "
              f"epoch {TUNING_RUNG} | best epoch of epochs (full schedule) | best dev BLEU (full schedule) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -961,10 +958,30 @@ def tuning_table(rows):
             r = done.get(spec["trial"])
             figures = "– | not run yet | – | –" if r is None else tuning_cells(r, chosen, pick)
             lines.append(f"| {family} | {spec['trial']} | {point_text(spec['point'])} | {figures} |")
-    lines.append("")
+    lines += ["", *probe_table(rows), ""]
     for r in rows:
         lines += [f"`{r['name']}` ({r['date']}, {r['machine']}{'; ' + r['run_note'] if r.get('run_note') else ''}): "
                   f"{r['epochs']} epochs, {r['train_seconds']} s of training.", "", "```", r["train_command"], "```", ""]
+    return lines
+
+
+def probe_table(rows):
+    """The design probes (``TUNING_PROBES``): each variant's trials beside its twin family's trial at
+    the same point, by the rung."""
+    found = {r["name"]: r for r in rows}
+
+    def rung(name):
+        r = found.get(name)
+        return f"{r['rung_dev_score']:.2f}" if r and "rung_dev_score" in r else "not run yet"
+
+    lines = ["Design probes: a variant of a family trained at the point where its twin family did best by the "
+             "rung, to see whether it earns a family's budget (`experiments.TUNING_PROBES`); never promoted, never "
+             "tested.", "", f"| variant | twin family | trial | dev BLEU by epoch {TUNING_RUNG}: variant | twin |",
+             "|---|---|---|---|---|"]
+    for probe, spec in TUNING_PROBES.items():
+        twin = spec["twin"]
+        lines += [f"| {probe} | {twin} | {trial} | {rung(f'tune_{probe}_t{trial}')} | {rung(f'tune_{twin}_t{trial}')} |"
+                  for trial in spec["trials"]]
     return lines
 
 

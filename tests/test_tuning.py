@@ -133,3 +133,18 @@ def test_the_seed_1_row_starts_from_a_copy_of_its_trials_run_and_leaves_the_tria
     run_experiment.continue_trial(str(trial), str(row), log=lambda m: None)
     assert (row / "best" / "weights").read_text() == "w" and (row / "hparams.json").is_file()
     assert (trial / "best" / "weights").is_file() and not (tmp_path / "final" / "transformer_tuned_ende.part").exists()
+
+
+def test_a_design_probe_trains_its_twins_point_with_its_own_flags_and_never_reaches_the_final_rows():
+    from experiments import TUNING_PROBES
+    for probe, spec in TUNING_PROBES.items():
+        probes = [r for r in EXPERIMENTS["tuning"] if r["config"] == probe]
+        twins = {r["trial"]: r for r in EXPERIMENTS["tuning"] if r["config"] == spec["twin"]}
+        assert [r["trial"] for r in probes] == list(spec["trials"]) and probe not in TUNING_FAMILIES
+        for r in probes:
+            twin = twins[r["trial"]]
+            assert r["point"] == twin["point"]
+            assert set(r["flags"]) - set(twin["flags"]) == set(spec["flags"]) - set(TUNING_FAMILIES[spec["twin"]]["flags"]) \
+                | ({f"--proposal_dropout={r['point']['dropout']}"} if spec.get("encoder_dropout") else set())
+        finished = [{**r, "rung_dev_score": 99.0, "full_schedule": True, "best_dev_score": 99.0} for r in probes]
+        assert not any(row["config"].startswith(probe) for row in tuned_rows(finished))
