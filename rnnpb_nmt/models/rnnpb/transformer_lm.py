@@ -98,16 +98,17 @@ class TransformerProposal(tf.Module):
         self.encoder_layers = [EncoderLayer(units, heads, hidden, f"encoder_{i}") for i in range(num_layers)]
         self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
         self.queries = None
-        if pool == "attention":  # of about the size of the normed outputs they attend over
+        if pool == "attention":
             if num_pb % slots:
                 raise UserError(f"--pb_pool=attention: each of the --pb_slots={slots} slots proposes --num_PB / "
                                 f"--pb_slots numbers; give a --num_PB that is a multiple of {slots} (not {num_pb})")
+            # One query a slot, of standard deviation 1: the size of the normed outputs it attends over.
             self.queries = tf.keras.layers.Embedding(slots, units, name="queries",
                                                      embeddings_initializer=tf.keras.initializers.RandomNormal())
             self.pooling = Attention(units, heads, "pooling")
         # Attention pooling: one map for every slot (its query says which slot it is), units -> its part of the
         # PB, rather than one of all slots together, which would cost slots^2 times the weights.
-        self.output_layer = tf.keras.layers.Dense(num_pb // slots if self.queries else num_pb, name="output")
+        self.output_layer = tf.keras.layers.Dense(num_pb if self.queries is None else num_pb // slots, name="output")
         self(tf.constant([[3, 2]]))  # builds every weight now
 
     def __call__(self, seq, rng=None):
