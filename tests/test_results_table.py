@@ -234,7 +234,8 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
 
 
 def test_a_tuned_rows_open_vocabulary_bleu_has_its_column_both_ways_and_the_page_says_what_selected_it(monkeypatch):
-    tuned = {"name": "transformer_tuned_ende_easy20000_seed1", "config": "transformer_tuned", "seed": 1,
+    # A family of its own: the experiment already holds the real families' tuned rows once one is selected.
+    tuned = {"name": "family_tuned_ende_easy20000_seed1", "config": "family_tuned", "seed": 1,
              "folder": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 2: dev BLEU 62.50"}
     bound = {**tuned, "name": "bound_tuned_ende_easy20000_seed1", "config": "bound_tuned", "reverse_test": True}
     monkeypatch.setitem(EXPERIMENTS, "bound_translation", [*EXPERIMENTS["bound_translation"], tuned, bound])
@@ -242,9 +243,9 @@ def test_a_tuned_rows_open_vocabulary_bleu_has_its_column_both_ways_and_the_page
     lines = results_table.fair_table([fair_record(tuned, 55.0, open_test=open_test),
                                       fair_record(bound, 50.0, reverse=fair_record(bound, 52.0), open_test=open_test)])
     cells = lambda start: [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
-    assert cells("| transformer_tuned | easy/easy20000 | en→de |")[-1] == "19.50 (1 seed)"
+    assert cells("| family_tuned | easy/easy20000 | en→de |")[-1] == "19.50 (1 seed)"
     assert cells("| bound_tuned | easy/easy20000 | de→en (same models) |")[-1] == "17.25 (1 seed)"
-    assert "transformer_tuned: selected by tuning trial 2: dev BLEU 62.50." in lines
+    assert "family_tuned: selected by tuning trial 2: dev BLEU 62.50." in lines
 
 
 def test_the_fair_fight_headline_shows_the_dev_bleu_rule_both_ways_and_counts_every_run():
