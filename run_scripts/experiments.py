@@ -242,11 +242,16 @@ TUNING_FAMILIES = {
 # (results/notes/scale.md). Recorded as tuning trials, shown beside the twin's trial; never promoted,
 # never in the final rows. The bound Transformer-PB with its proposal pooled by the slots' learned queries
 # rather than averaged (--pb_pool: a mean-pooled proposal spans only --units of the PB's dimensions)
-# and the trial's dropout in its encoders too (--proposal_dropout) (6.8 M; large 9.4 M).
+# and the trial's dropout in its encoders too (--proposal_dropout) (6.8 M; large 9.4 M). Then (seventh
+# session) the same with the PB read as 16 slots rather than 4, the same number of PB dimensions: a
+# wider fixed-size bottleneck for the decoder to attend over (one slot a word or two of these sentences).
 TUNING_PROBES = {
     "bound_transformer_pool_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention"],
                                   "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True,
                                   "twin": "bound_transformer_k1", "trials": (3,)},
+    "bound_transformer_slots16_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention", "--pb_slots=16"],
+                                     "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True,
+                                     "twin": "bound_transformer_k1", "trials": (3,)},
 }
 
 
