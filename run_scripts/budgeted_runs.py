@@ -116,7 +116,10 @@ def progress(working_dir, command=()):
 
 
 def remaining_seconds(stats, budget):
-    """Seconds of ``budget`` left, 0 when one more epoch as long as the last would not fit."""
+    """Seconds of ``budget`` left, 0 when one more epoch as long as the last would not fit (None: no
+    time budget, as a run budgeted in batches has; its epoch cap ends it)."""
+    if budget is None:
+        return float("inf")
     if not stats:
         return budget
     left = budget - stats["total_seconds"]
@@ -154,7 +157,8 @@ def train_within_budget(command, working_dir, budget, log, grace=STOP_GRACE_SECO
         return BUDGET if used_up else FINISHED
     log(" ".join(command))
     os.makedirs(working_dir, exist_ok=True)
-    deadline = time.monotonic() + WALL_LIMIT_FACTOR * budget  # the whole budget: start-up takes its time
+    # The whole budget: start-up takes its time. A run without a time budget is never stopped.
+    deadline = float("inf") if budget is None else time.monotonic() + WALL_LIMIT_FACTOR * budget
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         while True:
@@ -202,7 +206,8 @@ def training_record(command, working_dir, stopped, budget):
     stopped, as it returned); exits naming the directory when no epoch finished."""
     path = os.path.join(working_dir, "training_stats.json")
     if not os.path.isfile(path):
-        sys.exit(f"{working_dir}: no epoch finished within {budget} s of training (give more --train_seconds)")
+        within = "" if budget is None else f" within {budget} s of training (give more --train_seconds)"
+        sys.exit(f"{working_dir}: no epoch finished{within}")
     with open(path) as f:
         stats = json.load(f)
     return {"working_dir": shown([working_dir]), "train_command": shown(command),

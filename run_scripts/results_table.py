@@ -217,8 +217,8 @@ def runs_sentence(cell):
     Records from before the rate grid name seeds alone."""
     if "restarts" not in cell:
         seed = re.search(r"--seed=(\d+)", cell["train_command"])
-        budget = f", within {cell['budget_seconds'] // 60} minutes" if "budget_seconds" in cell else ""
-        return f" One run, from {f'seed {seed[1]}' if seed else 'the default seed'}{budget}."
+        budget = f", within {budget_of(cell)}" if budget_of(cell) else ""
+        return f" One run, from {f'seed {seed[1]}' if seed else 'the default seed'}{budget}{curve_sentence(cell)}."
 
     def run(r):
         return f"seed {r['seed']}" + (f" at rate {r['learning_rate']:g}" if "learning_rate" in r else "")
@@ -227,9 +227,28 @@ def runs_sentence(cell):
                      f"{', diverged' if r.get('stopped') == 'diverged' else ''})" for r in cell["restarts"])
     kept = next(r for r in cell["restarts"] if r["seed"] == cell["kept_seed"]
                 and r.get("learning_rate") == cell.get("kept_learning_rate"))
-    budget = f" each within {cell['budget_seconds'] // 60} minutes" if "budget_seconds" in cell else ""
-    return (f" {len(cell['restarts'])} runs{budget}, dev perplexity at the best epoch (the lowest kept; the paper "
-            f"kept the lowest training perplexity, beside it): {runs}; kept: {run(kept)}, the one tested.")
+    budget = f" each within {budget_of(cell)}" if budget_of(cell) else ""
+    rule = ("the lowest training perplexity kept, the paper's criterion" if cell.get("kept_by") == "train" else
+            "the lowest kept; the paper kept the lowest training perplexity, beside it")
+    return (f" {len(cell['restarts'])} runs{budget}, dev perplexity at the best epoch ({rule}): {runs}; "
+            f"kept: {run(kept)}, the one tested{curve_sentence(kept)}.")
+
+
+def budget_of(run):
+    """A run's training budget in words ("25 minutes", "100,000 batches"; None if unrecorded)."""
+    if "budget_batches" in run:
+        patience = run.get("patience_batches")
+        return f"{run['budget_batches']:,} batches" + (f" (patience {patience:,} batches)" if patience else "")
+    return f"{run['budget_seconds'] // 60} minutes" if "budget_seconds" in run else None
+
+
+def curve_sentence(run):
+    """A run's learning curve (``run_transduction.learning_curve``) in words, '' for records before it."""
+    if "curve" not in run:
+        return ""
+    points = "; ".join(f"{p['batches']:,}: {p['train_perplexity']:.3f} / "
+                       + ("–" if p["dev_perplexity"] is None else f"{p['dev_perplexity']:.3f}") for p in run["curve"])
+    return f"; {run['batches']:,} batches trained, training / dev perplexity after batches {points}"
 
 
 def continued_sentence(cell):
@@ -244,7 +263,7 @@ def continued_sentence(cell):
     stopped = STOPS.get(run["stopped"], "ended by itself (patience or epoch cap)")
     scores = ", ".join(f"{run[key]['coarse']:.2f} / {run[key]['fine']:.2f} on the {name}"
                        for key, name in (("training_lengths", "training lengths"), ("longer", "longer pairs")))
-    within = f" within {run['budget_seconds'] // 60} minutes" if "budget_seconds" in run else ""
+    within = f" within {budget_of(run)}" if budget_of(run) else ""
     how = (f"The kept run's seed and rate trained again from the start, up to {run['max_epochs']} epochs{within}"
            if run.get("retrained") else f"The kept run trained on,{within} in all")
     return (f" {how} (not in the table, whose rows share the protocol's budget): {stopped} after {run['epochs']} epochs "

@@ -31,12 +31,22 @@ the model's name, with ``_lr<LR>`` and ``_seed<S>`` for a rate or seed not the c
 ``--train_flags "FLAGS"`` replaces or adds nmt.py flags in every run (``--fresh_data``, the
 paper's ``--units=256``), ``--budget_minutes`` sets each run's time budget; both go in the record.
 ``--jobs 2`` trains two of a cell's runs at a time, each on a core of its own.
+
+The paper's protocol trains "at convergence" (§5), an unbounded number of steps. ``--batches N``
+budgets each run in batches instead of minutes: at most N (the paper's scale: 100000), as an epoch
+cap (an epoch is the training file's pairs, or as many fresh ones, in batches of ``--batch_size``),
+with no time limit, so a run cut by a session's stop resumes where it was and trains what an
+uninterrupted one does; ``--patience_batches P`` stops a run whose dev perplexity has not improved
+for P batches (as epochs of patience). ``--keep_by train`` keeps the run of the lowest training
+perplexity at its best epoch, the paper's criterion, instead of the lowest dev perplexity. Every
+run's record has its learning curve in a few points (``learning_curve``).
 Another protocol of a cell that already ran belongs in another ``--work`` (a run refuses to
 resume under other flags).
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -70,21 +80,30 @@ def test(data, working_dir, name):
     return command, run_test(command, working_dir, name)
 
 
-def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budget=TRAIN_SECONDS, jobs=1):
+def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budget=TRAIN_SECONDS, jobs=1,
+             batches=None, patience_batches=None, keep_by="dev"):
+    """Train, keep and test one cell (``batches``: a budget in batches in place of ``budget``'s
+    seconds; ``keep_by``: "dev" or "train", whose perplexity at the best epoch picks the kept run)."""
     data = os.path.abspath(os.path.join(work, "transduction", "data", task))
     # The task's files depend on GENERATE alone, so one writing serves every cell of the task.
     generated = generate_once("generate_transduction.py",
                               [f"--task={task}", f"--out={data}", *replaced(GENERATE, TASK_GENERATE.get(task, []))],
                               os.path.join(data, synthetic.GENERATOR_FILE))
+    if batches is not None:
+        extra = [*extra, *batch_budget(data, replaced([*TRAINING, *cell_flags(task, model)], extra), batches,
+                                       patience_batches)]
+        budget = None
     runs = in_parallel(lambda run: train_run(task, model, work, data, log, *run, extra, budget),
                        [(seed, rate) for rate in (learning_rates or [None]) for seed in (None, *seeds)], jobs)
-    kept = min(runs, key=lambda run: run["best_dev_perplexity"])
+    kept = min(runs, key=lambda run: run["best_dev_perplexity" if keep_by == "dev" else "train_perplexity"])
     cell = {"task": task, "model": model, "generate_command": shown(generated),
             **{k: v for k, v in kept.items() if k not in ("seed", "learning_rate", "train_perplexity", "working_dir")},
-            "budget_seconds": budget, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+            **({"budget_seconds": budget} if batches is None else
+               {"budget_batches": batches, "patience_batches": patience_batches}),
+            "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     if len(runs) > 1:
         cell.update(restarts=[{k: v for k, v in run.items() if k != "working_dir"} for run in runs],
-                    kept_seed=kept["seed"], kept_learning_rate=kept["learning_rate"])
+                    kept_seed=kept["seed"], kept_learning_rate=kept["learning_rate"], kept_by=keep_by)
     for key, name in TEST_SETS.items():
         command, scores = test(data, kept["working_dir"], name)
         cell[key] = {"coarse": scores["coarse_accuracy"], "fine": scores["fine_accuracy"],
@@ -92,10 +111,45 @@ def run_cell(task, model, work, log, seeds=(), learning_rates=(), extra=(), budg
     return cell
 
 
+def batch_budget(data, flags, batches, patience=None):
+    """The nmt.py flags that budget a run of ``flags`` in batches: at most ``batches`` (an epoch cap)
+    and, if given, ``patience`` batches without dev improvement (epochs of patience), each rounded up
+    to whole epochs."""
+    per_epoch = epoch_batches(data, flags)
+    return [f"--max_epochs={math.ceil(batches / per_epoch)}",
+            *([] if patience is None else [f"--early_stopping_steps={math.ceil(patience / per_epoch)}"])]
+
+
+def epoch_batches(data, flags):
+    """The batches of an epoch of a run of ``flags`` on the task files in ``data``: the training
+    file's pairs (--fresh_data draws as many an epoch) in batches of --batch_size, the last smaller."""
+    if any(f.startswith("--batch_tokens=") and f != "--batch_tokens=0" for f in flags):
+        raise SystemExit("--batches: counts batches of --batch_size pairs, not --batch_tokens (in --train_flags)")
+    with open(os.path.join(data, "train.src")) as f:
+        pairs = sum(1 for _ in f)
+    size = [int(f.split("=", 1)[1]) for f in flags if f.startswith("--batch_size=")][-1]
+    return math.ceil(pairs / size)
+
+
+# The batches after which a run's learning curve is summarised (``learning_curve``), up to the paper's scale.
+CURVE_BATCHES = (1000, 3000, 10000, 30000, 100000)
+
+
+def learning_curve(stats, per_epoch):
+    """A run's training and dev perplexity (``stats``: its training_stats.json) at the first epoch
+    that reaches each of CURVE_BATCHES batches, and at its last: its learning curve in a few points."""
+    epochs = stats["epochs"]
+    reached = {next((i for i in range(len(epochs)) if (i + 1) * per_epoch >= n), len(epochs) - 1) for n in CURVE_BATCHES}
+    return [{"batches": (i + 1) * per_epoch, "train_perplexity": round(epochs[i]["train_perplexity"], 4),
+             "dev_perplexity": round(epochs[i]["dev_perplexity"], 4) if "dev_perplexity" in epochs[i] else None}
+            for i in sorted(reached | {len(epochs) - 1})]
+
+
 def train_run(task, model, work, data, log, seed=None, learning_rate=None, extra=(), budget=TRAIN_SECONDS):
     """Train one run of the cell within ``budget`` seconds (``seed``, ``learning_rate`` None: the
-    cell's own); what is recorded of it, with its directory and the training perplexity of its best
-    epoch (the paper's criterion, recorded beside ours)."""
+    cell's own; ``budget`` None: no time limit); what is recorded of it, with its directory, the
+    training perplexity of its best epoch (the paper's criterion, recorded beside ours), the batches
+    it trained and its learning curve."""
     name = model + (f"_lr{learning_rate}" if learning_rate is not None else "") + (f"_seed{seed}" if seed is not None else "")
     working_dir = os.path.abspath(os.path.join(work, "transduction", task, name))
     command = train_command(task, model, data, working_dir, seed, learning_rate, extra)
@@ -105,8 +159,10 @@ def train_run(task, model, work, data, log, seed=None, learning_rate=None, extra
     with open(os.path.join(working_dir, "training_stats.json")) as f:
         stats = json.load(f)
     rate = float(next(a for a in reversed(command) if a.startswith("--learning_rate=")).split("=", 1)[1])
+    per_epoch = epoch_batches(data, command)
     return {"seed": "default" if seed is None else seed, "learning_rate": rate, **recorded, "working_dir": working_dir,
-            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"]}
+            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"],
+            "batches": len(stats["epochs"]) * per_epoch, "curve": learning_curve(stats, per_epoch)}
 
 
 def record(cell, note):
@@ -135,6 +191,14 @@ def positive(text):
     return value
 
 
+def whole(text):
+    """A ``--batches`` or ``--patience_batches`` value: a whole number above 0."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be a whole number above 0")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task", choices=TASKS)
@@ -149,13 +213,23 @@ def main():
                         help="nmt.py flags replacing the cells' of their names, or added (e.g. \"--fresh_data --units=256\")")
     parser.add_argument("--budget_minutes", type=positive, default=TRAIN_SECONDS / 60,
                         help=f"training time of each run (default {TRAIN_SECONDS // 60})")
+    parser.add_argument("--batches", type=whole, metavar="N",
+                        help="budget each run in batches, at most N, with no time limit (the paper's scale: 100000)")
+    parser.add_argument("--patience_batches", type=whole, metavar="P",
+                        help="with --batches: stop a run after P batches without dev improvement")
+    parser.add_argument("--keep_by", choices=("dev", "train"), default="dev",
+                        help="keep the run of the lowest dev (default) or training (the paper's) perplexity")
     parser.add_argument("--jobs", type=job_count, default=1,
                         help="runs of a cell (seeds, rates) trained at once, each pinned to a core of its own (default 1)")
     args = parser.parse_args()
+    if args.patience_batches is not None and args.batches is None:
+        parser.error("--patience_batches: only with --batches")
+    if args.batches is not None and "--budget_minutes" in sys.argv[1:]:
+        parser.error("--batches: a budget in batches, not with --budget_minutes")
     for model in args.models or MODELS:
         cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True), list(dict.fromkeys(args.seeds)),
                         list(dict.fromkeys(args.learning_rates)), args.train_flags, round(args.budget_minutes * 60),
-                        args.jobs)
+                        args.jobs, args.batches, args.patience_batches, args.keep_by)
         record(cell, args.note)
         print(json.dumps(cell), flush=True)
 

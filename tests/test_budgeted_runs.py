@@ -82,13 +82,13 @@ def test_a_run_that_ignores_the_budgets_sigterm_is_killed(tmp_path):
     assert said[-1].endswith("still running 1 s after SIGTERM; killed")
 
 
-# A training that writes an epoch of 10 s (by its record) every second of wall time, forever; a
-# SIGTERM ends it, as it ends the toolkit's, between epochs.
+# A training that writes an epoch of 10 s (by its record) every second of wall time, forever or until
+# its epoch cap (a second argument); a SIGTERM ends it, as it ends the toolkit's, between epochs.
 FAKE_TRAINING = """
 import json, os, sys, time
 stats_file = os.path.join(sys.argv[1], "training_stats.json")
 epochs = json.load(open(stats_file))["epochs"] if os.path.exists(stats_file) else []
-while True:
+while len(sys.argv) < 3 or len(epochs) < int(sys.argv[2]):
     time.sleep(1)
     epochs.append({"seconds": 10})
     stats = {"epochs": epochs, "best_epoch": len(epochs), "best_dev_perplexity": 2.0, "waited": 0,
@@ -115,6 +115,18 @@ def test_the_budget_counts_finished_epochs_so_a_resumed_run_trains_as_an_uninter
     assert run(tmp_path / "cut", budget=15) == "time budget" and epochs(tmp_path / "cut") == 1  # as if a session stopped it there
     assert run(tmp_path / "cut") == "time budget" and epochs(tmp_path / "cut") == 3
     assert run(tmp_path / "cut") == "time budget" and epochs(tmp_path / "cut") == 3  # used up: not started again
+
+
+def test_a_run_without_a_time_budget_trains_until_it_ends_by_itself(tmp_path):
+    """A run budgeted in batches (its epoch cap) has no time budget: 4 epochs of 10 s, which any
+    budget under 40 s would have cut, and no wall-time limit either."""
+    working_dir = tmp_path / "w"
+    working_dir.mkdir()
+    (working_dir / "hparams.json").write_text(json.dumps(Config().replace(max_epochs=4).to_flat()))
+    command = [sys.executable, "-c", FAKE_TRAINING, str(working_dir), "4"]
+    assert budgeted_runs.train_within_budget(command, str(working_dir), None, lambda m: None, poll=0.05) == "finished"
+    assert len(json.loads((working_dir / "training_stats.json").read_text())["epochs"]) == 4
+    assert budgeted_runs.budget_state(str(working_dir), command, None) == (True, False)
 
 
 # A training that finishes one epoch, then fails with ``error`` on stderr and exit 1, as nmt.py does;

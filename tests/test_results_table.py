@@ -64,6 +64,24 @@ def test_a_transduction_cell_of_one_run_names_its_seed_from_its_command_and_its_
     assert "Why. One run, from seed 3, within 25 minutes.\n" in "\n".join(results_table.transduction_table([cell]))
 
 
+def test_a_transduction_cell_budgeted_in_batches_says_its_budget_patience_and_learning_curve():
+    tested = {"coarse": 1.0, "fine": 1.0, "test_seconds": 10, "test_command": "T"}
+    curve = [{"batches": 1200, "train_perplexity": 3.5, "dev_perplexity": 2.25}, {"batches": 2400, "train_perplexity": 1.5,
+                                                                              "dev_perplexity": None}]
+    cell = {"task": "copy", "model": "queue_lstm", "training_lengths": tested, "longer": tested, "epochs": 6,
+            "best_epoch": 5, "train_seconds": 1200, "best_dev_perplexity": 1.0, "date": "D", "machine": "M",
+            "note": "Why.", "generate_command": "G", "train_command": "python3 nmt.py --do_training",
+            "budget_batches": 100000, "patience_batches": 20000, "batches": 2400, "curve": curve}
+    assert ("Why. One run, from the default seed, within 100,000 batches (patience 20,000 batches); 2,400 batches "
+            "trained, training / dev perplexity after batches 1,200: 3.500 / 2.250; 2,400: 1.500 / –.\n"
+            ) in "\n".join(results_table.transduction_table([cell]))
+    runs = [dict(cell, seed=seed, train_perplexity=t, best_dev_perplexity=d) for seed, t, d in (("default", 2.0, 1.0),
+                                                                                                  (2, 1.5, 1.2))]
+    text = "\n".join(results_table.transduction_table([dict(cell, restarts=runs, kept_seed=2, kept_by="train")]))
+    assert "2 runs each within 100,000 batches (patience 20,000 batches), dev perplexity at the best epoch (the " \
+           "lowest training perplexity kept, the paper's criterion)" in text
+    assert "kept: seed 2, the one tested; 2,400 batches trained" in text
+
 def test_a_transduction_cell_of_several_seeds_shows_every_run_and_the_one_kept():
     tested = {"coarse": 0.5, "fine": 0.75, "test_seconds": 10, "test_command": "python3 nmt.py --do_testing T"}
     runs = [{"seed": "default", "train_perplexity": 5.0, "best_dev_perplexity": 6.0, "best_epoch": 3, "epochs": 4,

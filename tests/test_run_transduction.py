@@ -176,3 +176,44 @@ def test_a_task_s_own_flag_replaces_its_model_s_and_other_cells_keep_the_model_s
         assert set(own) <= set(flags) and len(names) == len(set(names))
     assert cell_flags("copy", "deque_lstm") == MODELS["deque_lstm"]
     assert "--deque_biases=per_end" in cell_flags("copy", "deque_lstm")
+
+
+def test_a_budget_in_batches_caps_the_epochs_with_no_time_limit_and_is_recorded(tmp_path, monkeypatch):
+    # 6 training pairs in batches of 4: 2 batches an epoch, so 25 batches are 13 epochs, 7 of patience 4
+    cell, trained, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm", extra=["--batch_size=4"],
+                                 batches=25, patience_batches=7)
+    [(command, budget)] = trained
+    assert budget is None and flag(command, "max_epochs") == "13" and flag(command, "early_stopping_steps") == "4"
+    assert [a for a in command if a.startswith("--max_epochs")] == ["--max_epochs=13"]  # the cell's cap replaced
+    assert (cell["budget_batches"], cell["patience_batches"], cell["batches"]) == (25, 7, 6) and "budget_seconds" not in cell
+    assert [p["batches"] for p in cell["curve"]] == [6]  # 3 epochs, none reaching 1000 batches: the last only
+
+
+def test_the_paper_s_rule_keeps_the_run_of_the_lowest_training_perplexity(tmp_path, monkeypatch):
+    cell, _, tested = fake_cell(tmp_path, monkeypatch, "reverse", "stack_lstm", seeds=(2, 3), keep_by="train",
+                                train_perplexities={"stack_lstm": 5.0, "stack_lstm_seed2": 4.0, "stack_lstm_seed3": 2.0},
+                                dev_perplexities={"stack_lstm": 1.5, "stack_lstm_seed2": 1.1, "stack_lstm_seed3": 1.3})
+    assert (cell["kept_seed"], cell["kept_by"]) == (3, "train") and set(tested) == {
+        str(tmp_path / "work" / "transduction" / "reverse" / "stack_lstm_seed3")}
+
+
+def test_a_learning_curve_is_read_at_the_first_epoch_past_each_point_and_at_the_last():
+    stats = {"epochs": [{"train_perplexity": 100.0 / e, "dev_perplexity": 50.0 / e} for e in range(1, 301)]}
+    curve = runner.learning_curve(stats, 400)  # 400 batches an epoch, 300 epochs
+    assert [p["batches"] for p in curve] == [1200, 3200, 10000, 30000, 100000, 120000]
+    assert curve[2] == {"batches": 10000, "train_perplexity": 4.0, "dev_perplexity": 2.0}  # epoch 25
+    assert runner.learning_curve({"epochs": [{"train_perplexity": 3.0}]}, 400) == [
+        {"batches": 400, "train_perplexity": 3.0, "dev_perplexity": None}]
+
+
+def test_batch_budget_options_alone_or_with_a_time_budget_or_token_batches_are_errors(monkeypatch, capsys, tmp_path):
+    for flags, message in ((["--patience_batches", "100"], "--patience_batches: only with --batches"),
+                           (["--batches", "100", "--budget_minutes", "5"], "--batches: a budget in batches, not with"),
+                           (["--batches", "0"], "argument --batches: 0: must be a whole number above 0")):
+        monkeypatch.setattr(sys, "argv", ["run_transduction.py", "reverse", *flags])
+        with pytest.raises(SystemExit) as stop:
+            runner.main()
+        assert stop.value.code == 2 and message in capsys.readouterr().err
+    (tmp_path / "train.src").write_text("a b\n")
+    with pytest.raises(SystemExit, match="counts batches of --batch_size pairs, not --batch_tokens"):
+        runner.epoch_batches(str(tmp_path), ["--batch_size=10", "--batch_tokens=500"])
