@@ -864,7 +864,7 @@ def fair_table(rows):
             f"{', '.join(map(str, pick('best_epoch')))} | {mean_sd(pick('best_dev_perplexity'))} | "
             f"{mean_sd(pick('best_dev_score')) if pick('best_dev_score') else '–'} | {retrieval_cells(pick)} "
             f"{mean_sd(pick('open_bleu')) if pick('open_bleu') else '–'} |")
-    lines += ["", *binding_table(groups), ""]
+    lines += ["", *length_table(groups), *binding_table(groups), ""]
     lines += sorted({f"{spec['config']}: selected by {spec['selected_by']}." for spec in EXPERIMENTS["bound_translation"]
                      if "selected_by" in spec})
     for r in rows:
@@ -873,6 +873,27 @@ def fair_table(rows):
                   r["train_command"], r["test_command"], *([r["reverse"]["test_command"]] if "reverse" in r else []),
                   *(r[key] for key in ("analyze_command", "dev_analyze_command") if key in r), "```", ""]
     return lines
+
+
+def length_table(groups):
+    """Test BLEU by the source's length in words (``run_experiment.bleu_by_length``), mean over seeds,
+    of the configurations whose records have it (``groups``: ``fair_groups``); [] when none has."""
+    shown = [(key, found) for key, (_, found) in groups.items() if any("bleu_by_length" in r for r in found)]
+    if not shown:
+        return []
+    buckets = list(dict.fromkeys(b for _, found in shown for r in found for b in r.get("bleu_by_length", {})))
+    lines = ["Test BLEU by the source's length in words, mean ± sd over seeds, and the bucket's sentences "
+             "(recorded from issue 90's final rows on): where a fixed-size sentence representation costs against "
+             "attention, it should cost on the long sentences first.", "",
+             "| configuration | data | direction | " + " | ".join(f"{b} words" for b in buckets) + " |",
+             "|---|---|---|" + "---|" * len(buckets)]
+    for (config, folder, direction), found in shown:
+        cells = []
+        for bucket in buckets:
+            figures = [r["bleu_by_length"][bucket] for r in found if bucket in r.get("bleu_by_length", {})]
+            cells.append(f"{mean_sd([f['bleu'] for f in figures])}, {figures[0]['sentences']} sentences" if figures else "–")
+        lines.append(f"| {config} | {folder} | {direction} | {' | '.join(cells)} |")
+    return [*lines, ""]
 
 
 def retrieval_cells(pick, prefix=""):

@@ -61,3 +61,19 @@ def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(
     (results / "x.json").write_text("[]")
     with pytest.raises(SystemExit, match="--dev_analysis: bound is not a recorded row"):
         run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)
+
+
+def test_bleu_by_length_scores_each_bucket_of_source_lengths_as_bleu_of_that_subset_alone(tmp_path):
+    from rnnpb_nmt.metrics import bleu
+    sources = ["a b c", "a b c d e f", "a b c d e f g h i j k l", "x y", "a b c d e f g"]
+    hypotheses = ["the cat sat on the mat", "a dog ran away quickly now", "he is here", "she is", "we go there now ok"]
+    references = ["the cat sat on the mat", "a dog ran off quickly now", "he was here today", "she is", "we go now ok"]
+    for name, lines in (("src", sources), ("hyp", hypotheses), ("ref", references)):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    found = run_experiment.bleu_by_length(str(tmp_path / "src"), str(tmp_path / "hyp"), str(tmp_path / "ref"))
+    assert list(found) == ["1-5", "6-7", "10+"]  # no source of 8-9 words: no bucket
+    assert found["1-5"] == {"sentences": 2, "bleu": round(bleu([hypotheses[0], hypotheses[3]],
+                                                                [references[0], references[3]]), 2)}
+    assert found["6-7"]["sentences"] == 2 and found["10+"] == {"sentences": 1, "bleu": round(bleu(
+        [hypotheses[2]], [references[2]]), 2)}
+    assert sum(b["sentences"] for b in found.values()) == len(sources)
