@@ -876,7 +876,7 @@ def fair_table(rows):
 
 
 def length_table(groups):
-    """Test BLEU by the source's length in words (``run_experiment.bleu_by_length``), mean over seeds,
+    """Test BLEU by the source's length in words (the test's ``bleu_by_source_length``), mean over seeds,
     of the configurations whose records have it (``groups``: ``fair_groups``); [] when none has."""
     shown = [(key, found) for key, (_, found) in groups.items() if any("bleu_by_length" in r for r in found)]
     if not shown:

@@ -178,26 +178,6 @@ def unseen_bleu(test_set, train_set, translations, references):
     return bleu([hypotheses[i] for i in keep], [refs[i] for i in keep]), len(keep)
 
 
-# Source-length buckets (words of the tokenized source) of the test BLEU by length: about a quarter, two
-# fifths, a quarter and a tenth of easy20000's 2000 test sentences.
-LENGTH_BUCKETS = ((1, 5), (6, 7), (8, 9), (10, None))
-
-
-def bleu_by_length(test_set, translations, references, buckets=LENGTH_BUCKETS):
-    """BLEU (multi-bleu, tokenized) of the test sentences by their source's length in words:
-    {"1-5": {"sentences": n, "bleu": b}, ..., "10+": ...}, empty buckets left out. Where a fixed-size
-    sentence representation costs against attention, it should cost on the long sentences first."""
-    lengths = [len(line.split()) for line in _lines(test_set)]
-    hypotheses, refs = _lines(translations), _lines(references)
-    found = {}
-    for low, high in buckets:
-        keep = [i for i, n in enumerate(lengths) if low <= n and (high is None or n <= high)]
-        if keep:
-            found[f"{low}-{high}" if high else f"{low}+"] = {
-                "sentences": len(keep), "bleu": round(bleu([hypotheses[i] for i in keep], [refs[i] for i in keep]), 2)}
-    return found
-
-
 def test_result(row, data, working_dir, test, reverse, folder):
     """One test's figures, read from what it wrote (on the test set of data ``folder``); an
     open-vocabulary test's files are then renamed with the prefix OPEN, so that the row's own
@@ -216,11 +196,13 @@ def test_result(row, data, working_dir, test, reverse, folder):
     found = {"bleu": round(testing["bleu"], 2), "bleu_detokenized": round(testing["bleu_detokenized"], 2),
              "sacrebleu_signature": testing.get("sacrebleu_signature"), "test_seconds": round(testing["testing_time"]),
              "test_command": _relative(test)}
+    if "bleu_by_source_length" in testing:  # the test's BLEU by the source's length in words (tasks/translation)
+        found["bleu_by_length"] = {name: {"sentences": b["sentences"], "bleu": round(b["bleu"], 2)}
+                                   for name, b in testing["bleu_by_source_length"].items()}
     if not row.get("raw"):  # the unseen subset is read from the tokenized files
         t = os.path.join(data, folder)
         score, count = unseen_bleu(f"{t}/test.{source}", f"{d}/train.{source}", translations, f"{t}/test.{target}")
-        found.update(bleu_unseen=round(score, 2), unseen_sentences=count,
-                     bleu_by_length=bleu_by_length(f"{t}/test.{source}", translations, f"{t}/test.{target}"))
+        found.update(bleu_unseen=round(score, 2), unseen_sentences=count)
     return found
 
 

@@ -63,17 +63,16 @@ def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(
         run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)
 
 
-def test_bleu_by_length_scores_each_bucket_of_source_lengths_as_bleu_of_that_subset_alone(tmp_path):
-    from rnnpb_nmt.metrics import bleu
-    sources = ["a b c", "a b c d e f", "a b c d e f g h i j k l", "x y", "a b c d e f g"]
-    hypotheses = ["the cat sat on the mat", "a dog ran away quickly now", "he is here", "she is", "we go there now ok"]
-    references = ["the cat sat on the mat", "a dog ran off quickly now", "he was here today", "she is", "we go now ok"]
-    for name, lines in (("src", sources), ("hyp", hypotheses), ("ref", references)):
-        (tmp_path / name).write_text("\n".join(lines) + "\n")
-    found = run_experiment.bleu_by_length(str(tmp_path / "src"), str(tmp_path / "hyp"), str(tmp_path / "ref"))
-    assert list(found) == ["1-5", "6-7", "10+"]  # no source of 8-9 words: no bucket
-    assert found["1-5"] == {"sentences": 2, "bleu": round(bleu([hypotheses[0], hypotheses[3]],
-                                                                [references[0], references[3]]), 2)}
-    assert found["6-7"]["sentences"] == 2 and found["10+"] == {"sentences": 1, "bleu": round(bleu(
-        [hypotheses[2]], [references[2]]), 2)}
-    assert sum(b["sentences"] for b in found.values()) == len(sources)
+def test_a_test_s_bleu_by_source_length_is_recorded_from_its_testing_statistics(tmp_path):
+    row = {**ROW, "raw": True, "target": "de"}
+    stats = {"bleu": 50.123, "bleu_detokenized": 49.5, "testing_time": 3.2,
+             "bleu_by_source_length": {"1-5": {"bleu": 60.004, "sentences": 61}, "9+": {"bleu": 41.456, "sentences": 20}}}
+    for reverse in (False, True):
+        translations, statistics = run_experiment.prediction.outputs(reverse)
+        (tmp_path / statistics).write_text(json.dumps(stats))
+        (tmp_path / translations).write_text("")
+        found = run_experiment.test_result(row, "/d", str(tmp_path), ["test"], reverse, row["folder"])
+        assert found["bleu_by_length"] == {"1-5": {"sentences": 61, "bleu": 60.0}, "9+": {"sentences": 20, "bleu": 41.46}}
+    del stats["bleu_by_source_length"]  # a test written before the figure: none recorded
+    (tmp_path / "testing_stats.json").write_text(json.dumps(stats))
+    assert "bleu_by_length" not in run_experiment.test_result(row, "/d", str(tmp_path), ["t"], False, row["folder"])
