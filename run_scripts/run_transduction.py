@@ -211,7 +211,7 @@ def main():
                         help="train every seed at each of these rates instead of the cell's own (the paper's grid)")
     parser.add_argument("--train_flags", type=str.split, default=[], metavar='"FLAGS"',
                         help="nmt.py flags replacing the cells' of their names, or added (e.g. \"--fresh_data --units=256\")")
-    parser.add_argument("--budget_minutes", type=positive, default=TRAIN_SECONDS / 60,
+    parser.add_argument("--budget_minutes", type=positive,
                         help=f"training time of each run (default {TRAIN_SECONDS // 60})")
     parser.add_argument("--batches", type=whole, metavar="N",
                         help="budget each run in batches, at most N, with no time limit (the paper's scale: 100000)")
@@ -224,11 +224,12 @@ def main():
     args = parser.parse_args()
     if args.patience_batches is not None and args.batches is None:
         parser.error("--patience_batches: only with --batches")
-    if args.batches is not None and "--budget_minutes" in sys.argv[1:]:
+    if args.batches is not None and args.budget_minutes is not None:
         parser.error("--batches: a budget in batches, not with --budget_minutes")
+    minutes = TRAIN_SECONDS / 60 if args.budget_minutes is None else args.budget_minutes
     for model in args.models or MODELS:
         cell = run_cell(args.task, model, args.work, lambda m: print(m, flush=True), list(dict.fromkeys(args.seeds)),
-                        list(dict.fromkeys(args.learning_rates)), args.train_flags, round(args.budget_minutes * 60),
+                        list(dict.fromkeys(args.learning_rates)), args.train_flags, round(minutes * 60),
                         args.jobs, args.batches, args.patience_batches, args.keep_by)
         record(cell, args.note)
         print(json.dumps(cell), flush=True)

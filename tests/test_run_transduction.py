@@ -209,6 +209,7 @@ def test_a_learning_curve_is_read_at_the_first_epoch_past_each_point_and_at_the_
 def test_batch_budget_options_alone_or_with_a_time_budget_or_token_batches_are_errors(monkeypatch, capsys, tmp_path):
     for flags, message in ((["--patience_batches", "100"], "--patience_batches: only with --batches"),
                            (["--batches", "100", "--budget_minutes", "5"], "--batches: a budget in batches, not with"),
+                           (["--batches", "100", "--budget_minutes=5"], "--batches: a budget in batches, not with"),
                            (["--batches", "0"], "argument --batches: 0: must be a whole number above 0")):
         monkeypatch.setattr(sys, "argv", ["run_transduction.py", "reverse", *flags])
         with pytest.raises(SystemExit) as stop:
@@ -217,3 +218,15 @@ def test_batch_budget_options_alone_or_with_a_time_budget_or_token_batches_are_e
     (tmp_path / "train.src").write_text("a b\n")
     with pytest.raises(SystemExit, match="counts batches of --batch_size pairs, not --batch_tokens"):
         runner.epoch_batches(str(tmp_path), ["--batch_size=10", "--batch_tokens=500"])
+
+
+def test_the_command_line_passes_a_time_budget_by_default_and_a_batch_budget_instead_when_given(monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner, "run_cell", lambda *a: calls.append(a) or {})
+    monkeypatch.setattr(runner, "record", lambda cell, note: None)
+    for flags in ([], ["--budget_minutes", "5"], ["--batches", "100000", "--patience_batches", "20000", "--keep_by",
+                                                  "train"]):
+        monkeypatch.setattr(sys, "argv", ["run_transduction.py", "copy", "--models", "stack_lstm", *flags])
+        runner.main()
+    assert [c[7] for c in calls] == [runner.TRAIN_SECONDS, 300, runner.TRAIN_SECONDS]  # the seconds, unused with batches
+    assert [c[9:] for c in calls] == [(None, None, "dev"), (None, None, "dev"), (100000, 20000, "train")]
