@@ -116,15 +116,18 @@ def batch_budget(data, flags, batches, patience=None):
     and, if given, ``patience`` batches without dev improvement (epochs of patience), each rounded up
     to whole epochs."""
     per_epoch = epoch_batches(data, flags)
+    if per_epoch is None:
+        raise SystemExit("--batches: counts batches of --batch_size pairs, not --batch_tokens (in --train_flags)")
     return [f"--max_epochs={math.ceil(batches / per_epoch)}",
             *([] if patience is None else [f"--early_stopping_steps={math.ceil(patience / per_epoch)}"])]
 
 
 def epoch_batches(data, flags):
     """The batches of an epoch of a run of ``flags`` on the task files in ``data``: the training
-    file's pairs (--fresh_data draws as many an epoch) in batches of --batch_size, the last smaller."""
+    file's pairs (--fresh_data draws as many an epoch) in batches of --batch_size, the last smaller;
+    None under token batches, whose count the flags do not say."""
     if any(f.startswith("--batch_tokens=") and f != "--batch_tokens=0" for f in flags):
-        raise SystemExit("--batches: counts batches of --batch_size pairs, not --batch_tokens (in --train_flags)")
+        return None
     with open(os.path.join(data, "train.src")) as f:
         pairs = sum(1 for _ in f)
     size = [int(f.split("=", 1)[1]) for f in flags if f.startswith("--batch_size=")][-1]
@@ -160,9 +163,10 @@ def train_run(task, model, work, data, log, seed=None, learning_rate=None, extra
         stats = json.load(f)
     rate = float(next(a for a in reversed(command) if a.startswith("--learning_rate=")).split("=", 1)[1])
     per_epoch = epoch_batches(data, command)
+    counted = {} if per_epoch is None else {"batches": len(stats["epochs"]) * per_epoch,
+                                            "curve": learning_curve(stats, per_epoch)}
     return {"seed": "default" if seed is None else seed, "learning_rate": rate, **recorded, "working_dir": working_dir,
-            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"],
-            "batches": len(stats["epochs"]) * per_epoch, "curve": learning_curve(stats, per_epoch)}
+            "train_perplexity": stats["epochs"][stats["best_epoch"] - 1]["train_perplexity"], **counted}
 
 
 def record(cell, note):

@@ -217,7 +217,12 @@ def test_batch_budget_options_alone_or_with_a_time_budget_or_token_batches_are_e
         assert stop.value.code == 2 and message in capsys.readouterr().err
     (tmp_path / "train.src").write_text("a b\n")
     with pytest.raises(SystemExit, match="counts batches of --batch_size pairs, not --batch_tokens"):
-        runner.epoch_batches(str(tmp_path), ["--batch_size=10", "--batch_tokens=500"])
+        runner.batch_budget(str(tmp_path), ["--batch_size=10", "--batch_tokens=500"], 100)
+
+
+def test_a_time_budgeted_cell_with_token_batches_is_recorded_without_a_batch_count(tmp_path, monkeypatch):
+    cell, _, _ = fake_cell(tmp_path, monkeypatch, "copy", "stack_lstm", extra=["--batch_tokens=500"])
+    assert cell["epochs"] == 3 and "batches" not in cell and "curve" not in cell
 
 
 def test_the_command_line_passes_a_time_budget_by_default_and_a_batch_budget_instead_when_given(monkeypatch):
