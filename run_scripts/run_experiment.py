@@ -312,9 +312,12 @@ def main():
 
 
 def run_and_record(args, row, data, working_dir, log, epochs=None):
+    copied = None
     if row.get("continues") and not os.path.exists(working_dir):
-        continue_trial(os.path.join(args.work, "tuning", row["continues"]), working_dir, log)
+        copied = continue_trial(os.path.join(args.work, "tuning", row["continues"]), working_dir, log)
     result = run_row(row, data, working_dir, log, epochs)
+    if copied is not None:
+        result["trial_run"] = "copied" if copied else "retrained by the same command"
     if args.run_note:
         result["run_note"] = args.run_note
     record(args.experiment, result)
@@ -323,12 +326,16 @@ def run_and_record(args, row, data, working_dir, log, epochs=None):
 
 def continue_trial(trial_dir, working_dir, log):
     """A final row that is its tuning trial's own run (the same command) starts from a copy of the
-    trial's working directory, which the trial itself keeps: trained already, it is only tested."""
+    trial's working directory, which the trial itself keeps: trained already, it is only tested.
+    Whether it was copied: where the trial's run is gone (a machine lost with its working
+    directories), the row trains by the same command from the start, as the trial did."""
     if not workdir.is_trained(trial_dir):
-        raise SystemExit(f"{trial_dir}: the tuning trial this row continues has no trained run there (--work)")
+        log(f"{trial_dir} holds no trained run: the row trains by the trial's command from the start")
+        return False
     log(f"copying {trial_dir} to {working_dir}")
     shutil.copytree(trial_dir, working_dir + ".part", dirs_exist_ok=True)
     os.replace(working_dir + ".part", working_dir)
+    return True
 
 
 if __name__ == "__main__":
