@@ -1017,13 +1017,16 @@ def probe_table(rows):
         return f"{r['rung_dev_score']:.2f}" if r and "rung_dev_score" in r else "not run yet"
 
     lines = ["Design probes: a variant of a family trained at the point where its twin family did best by the "
-             "rung, to see whether it earns a family's budget (`experiments.TUNING_PROBES`); never promoted, never "
-             "tested.", "", f"| variant | twin family | trial | dev BLEU by epoch {TUNING_RUNG}: variant | twin |",
-             "|---|---|---|---|---|"]
+             "rung, to see whether it earns a family's budget, or to compare one design choice at the same budget "
+             "(`experiments.TUNING_PROBES`); never promoted, never tested.", "",
+             f"| variant | twin family | what differs from the twin | trial | dev BLEU by epoch {TUNING_RUNG}: variant | "
+             "twin |", "|---|---|---|---|---|---|"]
     for probe, spec in TUNING_PROBES.items():
         twin = spec["twin"]
-        lines += [f"| {probe} | {twin} | {trial} | {rung(f'tune_{probe}_t{trial}')} | {rung(f'tune_{twin}_t{trial}')} |"
-                  for trial in spec["trials"]]
+        change = [f for f in spec["flags"] if f not in TUNING_FAMILIES[twin]["flags"]]
+        change += ["--proposal_dropout (the trial's dropout)"] if spec.get("encoder_dropout") else []
+        lines += [f"| {probe} | {twin} | `{' '.join(change)}` | {trial} | {rung(f'tune_{probe}_t{trial}')} | "
+                  f"{rung(f'tune_{twin}_t{trial}')} |" for trial in spec["trials"]]
     return lines
 
 

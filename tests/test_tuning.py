@@ -95,8 +95,10 @@ def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both
     assert "bound_transformer_k1_tuned_deen_easy20000_seed1" not in bound  # one model: its reverse test
     assert bound["bound_transformer_k1_tuned_ende_easy20000_seed1"]["reverse_test"]
     assert bound["bound_transformer_k1_tuned_unbound_ende_easy20000_seed3"]["flags"][-2] == "--pb_binding=none"
-    assert {"bound_transformer_k1_tuned_k0_ende_easy20000_seed1", "bound_transformer_k1_tuned_prefix_ende_easy20000_seed1",
-            "bound_transformer_k1_tuned_denoise_ende_easy20000_seed1"} <= set(bound)
+    assert len(bound) == 3 + 1 + 3  # seeds, easy50000, unbound seeds: its other comparisons are probes
+    probes = {r["name"]: r["flags"] for r in EXPERIMENTS["tuning"] if r["config"].startswith("bound_transformer_")}
+    for name, change in (("k0", "--refine_steps=0"), ("prefix_k1", "--pb_read=prefix"), ("denoise_k1", "--denoise_loss=1")):
+        assert change in probes[f"tune_bound_transformer_{name}_t3"] and change not in probes["tune_bound_transformer_k1_t3"]
 
 
 def test_a_final_row_is_also_tested_on_the_open_vocabulary_set_and_keeps_its_own_tests_files(tmp_path):
@@ -149,3 +151,12 @@ def test_a_design_probe_trains_its_twins_point_with_its_own_flags_and_never_reac
                 | ({f"--proposal_dropout={r['point']['dropout']}"} if spec.get("encoder_dropout") else set())
         finished = [{**r, "rung_dev_score": 99.0, "full_schedule": True, "best_dev_score": 99.0} for r in probes]
         assert not any(row["config"].startswith(probe) for row in tuned_rows(finished))
+
+
+def test_the_probe_table_shows_each_probes_change_and_its_twins_score_at_the_same_point():
+    records = [{"name": "tune_bound_transformer_k1_t3", "rung_dev_score": 52.2},
+               {"name": "tune_bound_transformer_k0_t3", "rung_dev_score": 48.0}]
+    lines = {line.split("|")[1].strip(): line for line in results_table.probe_table(records) if line.startswith("| bound")}
+    assert lines["bound_transformer_k0"].endswith("| `--refine_steps=0` | 3 | 48.00 | 52.20 |")
+    assert "| `--pb_read=prefix` | 3 | not run yet | 52.20 |" in lines["bound_transformer_prefix_k1"]
+    assert "--pb_pool=attention --proposal_dropout" in lines["bound_transformer_pool_k1"]
