@@ -1000,7 +1000,7 @@ def tuning_table(rows):
             r = done.get(spec["trial"])
             figures = "– | not run yet | – | –" if r is None else tuning_cells(r, chosen, pick)
             lines.append(f"| {family} | {spec['trial']} | {point_text(spec['point'])} | {figures} |")
-    lines += ["", *probe_table(rows), ""]
+    lines += ["", *probe_table(rows), "", *refine_table(rows)]
     for r in rows:
         lines += [f"`{r['name']}` ({r['date']}, {r['machine']}{'; ' + r['run_note'] if r.get('run_note') else ''}): "
                   f"{r['epochs']} epochs, {r['train_seconds']} s of training.", "", "```", r["train_command"], "```", ""]
@@ -1028,6 +1028,22 @@ def probe_table(rows):
         lines += [f"| {probe} | {twin} | `{' '.join(change)}` | {trial} | {rung(f'tune_{probe}_t{trial}')} | "
                   f"{rung(f'tune_{twin}_t{trial}')} |" for trial in spec["trials"]]
     return lines
+
+
+def refine_table(rows):
+    """The rows with a test-time refinement sweep (``run_experiment.py --refine_sweep``): dev BLEU
+    each way by the number of the PB's refinement steps at test time ([] when none has one)."""
+    swept = [r for r in rows if r.get("refine_sweep")]
+    if not swept:
+        return []
+    lines = ["Recognition at test time: dev BLEU with K refinement steps of the PB (the gradient steps of the "
+             "language model on the source that refine the encoder's proposal), the models as trained "
+             "(`run_experiment.py --refine_sweep`); the training's own K is in the row's command.", "",
+             "| row | K | dev BLEU |", "|---|---|---|"]
+    for r in swept:
+        for k, figures in sorted(r["refine_sweep"].items(), key=lambda kv: int(kv[0])):
+            lines.append(f"| {r['name']} | {k} | {' / '.join(f'{way} {b:.2f}' for way, b in figures.items())} |")
+    return lines + [""]
 
 
 def tuning_headline(rows):

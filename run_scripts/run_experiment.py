@@ -283,6 +283,34 @@ def add_dev_analysis(experiment, row, data, working_dir, log):
     return {**found, **analyze(dev, working_dir, log)}
 
 
+def add_refine_sweep(experiment, row, data, working_dir, steps, load=None):
+    """The recorded ``row`` with ``refine_sweep``: its dev BLEU (multi-bleu, tokenized, the beam it
+    was trained with) each way it translates, with each of ``steps`` refinement steps of the PB at
+    test time (its model neither retrained nor retested): does recognition by more gradient steps
+    than training used translate better? ``load``: ``rnnpb_nmt.load`` (a test's stand-in)."""
+    found = next((r for r in records(experiment) if r["name"] == row["name"]), None)
+    if found is None:
+        raise SystemExit(f"--refine_sweep: {row['name']} is not a recorded row")
+    if load is None:
+        from rnnpb_nmt import load
+    from rnnpb_nmt.errors import UserError
+    dev = os.path.join(data, row["folder"], "dev.{}")
+    source, target = row.get("source", "en"), row["target"]
+    sweep = {}
+    for k in steps:
+        try:
+            model = load(working_dir, refine_steps=k)
+        except UserError as e:
+            raise SystemExit(f"--refine_sweep: {row['name']}: {e}") from None
+        flat = model.config.to_flat()
+        if flat.get("amortize", "none") == "none":
+            raise SystemExit(f"--refine_sweep: {row['name']} is not an amortised bound model (--amortize)")
+        ways = [(False, source, target)] + ([(True, target, source)] if flat["both_directions"] else [])
+        sweep[str(k)] = {f"{a}→{b}": round(bleu(model.translate(_lines(dev.format(a)), reverse=reverse),
+                                                _lines(dev.format(b))), 2) for reverse, a, b in ways}
+    return {**found, "refine_sweep": sweep}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
@@ -292,6 +320,9 @@ def main():
     parser.add_argument("--run_note", help="recorded with each row, e.g. which core it ran on and beside what")
     parser.add_argument("--dev_analysis", action="store_true",
                         help="only add the dev set's analysis to rows already recorded (no training, no testing)")
+    parser.add_argument("--refine_sweep", type=int, nargs="+", metavar="K",
+                        help="only add to recorded rows of an amortised bound model (--amortize) their dev BLEU "
+                             "each way with K refinement steps at test time, for each K (no training, no testing)")
     args = parser.parse_args()
     log = lambda m: print(m, flush=True)  # noqa: E731
     rows = [row for row in EXPERIMENTS[args.experiment] if not args.rows or row["name"] in args.rows]
@@ -300,9 +331,11 @@ def main():
         working_dir = os.path.join(args.work, args.experiment, row["name"])
         if args.dev_analysis:
             record(args.experiment, add_dev_analysis(args.experiment, row, data, working_dir, log))
+        elif args.refine_sweep:
+            record(args.experiment, add_refine_sweep(args.experiment, row, data, working_dir, args.refine_sweep))
         else:
             run_and_record(args, row, data, working_dir, log, row.get("rung"))
-    if args.dev_analysis:
+    if args.dev_analysis or args.refine_sweep:
         return
     # Successive halving: the tuning trials that the rung promotes go on under their full schedule.
     chosen = {name for family in {row["config"] for row in rows if row.get("rung")}

@@ -76,3 +76,36 @@ def test_a_test_s_bleu_by_source_length_is_recorded_from_its_testing_statistics(
     del stats["bleu_by_source_length"]  # a test written before the figure: none recorded
     (tmp_path / "testing_stats.json").write_text(json.dumps(stats))
     assert "bleu_by_length" not in run_experiment.test_result(row, "/d", str(tmp_path), ["t"], False, row["folder"])
+
+
+def test_refine_sweep_adds_each_steps_dev_bleu_both_ways_to_a_recorded_row_and_refuses_other_models(tmp_path,
+                                                                                                     monkeypatch):
+    results, data = tmp_path / "results", tmp_path / "data" / "easy" / "easy20000"
+    results.mkdir()
+    data.mkdir(parents=True)
+    (data / "dev.en").write_text("a b c .\nd e .\n")
+    (data / "dev.de").write_text("x y z .\nv w .\n")
+    recorded = [{"name": "bound", "bleu": 30.0}]
+    (results / "x.json").write_text(json.dumps(recorded))
+    monkeypatch.setattr(run_experiment, "HERE", str(tmp_path))
+
+    class Model:  # K = 2 steps translate both dev sentences right; K = 0 only the first, each way
+        def __init__(self, k, amortize="encoder"):
+            self.k = k
+            self.config = type("Config", (), {"to_flat": lambda _: {"amortize": amortize, "both_directions": True}})()
+
+        def translate(self, lines, reverse=False):
+            right = ["a b c .", "d e ."] if reverse else ["x y z .", "v w ."]
+            return right if self.k == 2 else [right[0], "q q ."]
+
+    loaded = []
+    row = run_experiment.add_refine_sweep("x", {**BOUND_ROW, "source": "en"}, str(tmp_path / "data"), "wd", [0, 2],
+                                          load=lambda wd, refine_steps: loaded.append(refine_steps) or Model(refine_steps))
+    assert loaded == [0, 2] and row["bleu"] == 30.0
+    assert row["refine_sweep"]["2"] == {"en→de": 100.0, "de→en": 100.0}
+    assert 0 < row["refine_sweep"]["0"]["en→de"] < 100 and 0 < row["refine_sweep"]["0"]["de→en"] < 100
+    with pytest.raises(SystemExit, match="--refine_sweep: bound is not an amortised bound model"):
+        run_experiment.add_refine_sweep("x", BOUND_ROW, str(tmp_path / "data"), "wd", [0],
+                                        load=lambda wd, refine_steps: Model(refine_steps, amortize="none"))
+    with pytest.raises(SystemExit, match="--refine_sweep: other is not a recorded row"):
+        run_experiment.add_refine_sweep("x", {**BOUND_ROW, "name": "other"}, str(tmp_path / "data"), "wd", [0])

@@ -160,3 +160,10 @@ def test_the_probe_table_shows_each_probes_change_and_its_twins_score_at_the_sam
     assert lines["bound_transformer_k0"].endswith("| `--refine_steps=0` | 3 | 48.00 | 52.20 |")
     assert "| `--pb_read=prefix` | 3 | not run yet | 52.20 |" in lines["bound_transformer_prefix_k1"]
     assert "--pb_pool=attention --proposal_dropout" in lines["bound_transformer_pool_k1"]
+
+
+def test_the_refinement_sweep_table_lists_each_k_in_order_with_both_ways_and_is_absent_without_sweeps():
+    assert results_table.refine_table([{"name": "tune_x_t3"}]) == []
+    sweep = {"10": {"en→de": 50.0, "de→en": 52.5}, "2": {"en→de": 49.0, "de→en": 51.0}}
+    lines = results_table.refine_table([{"name": "tune_x_t3", "refine_sweep": sweep}])
+    assert lines[-3:] == ["| tune_x_t3 | 2 | en→de 49.00 / de→en 51.00 |", "| tune_x_t3 | 10 | en→de 50.00 / de→en 52.50 |", ""]
