@@ -33,6 +33,7 @@ from rnnpb_nmt.train import loop as training  # noqa: E402
 from rnnpb_nmt.train import workdir  # noqa: E402
 
 NMT = os.path.join(os.path.dirname(HERE), "nmt.py")
+COPIED = "copied_from_trial.txt"  # in a final row's working directory that started as its trial's copy
 
 
 def machine():
@@ -345,11 +346,11 @@ def main():
 
 
 def run_and_record(args, row, data, working_dir, log, epochs=None):
-    copied = None
     if row.get("continues") and not os.path.exists(working_dir):
-        copied = continue_trial(os.path.join(args.work, "tuning", row["continues"]), working_dir, log)
+        continue_trial(os.path.join(args.work, "tuning", row["continues"]), working_dir, log)
     result = run_row(row, data, working_dir, log, epochs)
-    if copied is not None:
+    if row.get("continues"):  # a resumed retraining too: the copy leaves its mark
+        copied = os.path.isfile(os.path.join(working_dir, COPIED))
         result["trial_run"] = "copied" if copied else "retrained by the same command"
     if args.run_note:
         result["run_note"] = args.run_note
@@ -367,6 +368,7 @@ def continue_trial(trial_dir, working_dir, log):
         return False
     log(f"copying {trial_dir} to {working_dir}")
     shutil.copytree(trial_dir, working_dir + ".part", dirs_exist_ok=True)
+    write_text(os.path.join(working_dir + ".part", COPIED), os.path.abspath(trial_dir) + "\n")
     os.replace(working_dir + ".part", working_dir)
     return True
 

@@ -134,6 +134,7 @@ def test_the_seed_1_row_starts_from_a_copy_of_its_trials_run_and_leaves_the_tria
     (trial / "best" / "weights").write_text("w")
     (tmp_path / "final").mkdir()
     assert run_experiment.continue_trial(str(trial), str(row), log=lambda m: None) is True
+    assert (row / run_experiment.COPIED).read_text().strip() == str(trial)  # what the record's trial_run reads
     assert (row / "best" / "weights").read_text() == "w" and (row / "hparams.json").is_file()
     assert (trial / "best" / "weights").is_file() and not (tmp_path / "final" / "transformer_tuned_ende.part").exists()
 
