@@ -56,6 +56,15 @@ ALIGNERS = {"levenshtein": {"suffix": "", "flags": []},
             "corpus": {"suffix": "_corpus", "flags": ["--aligner=corpus"]},
             "corpus_early": {"suffix": "_corpus_early", "flags": ["--aligner=corpus_early"]}}
 ORACLE = "corpus"  # the one protocol's (run_inflection.py's default for the hard model)
+# The training recipes compared on dev (issue 94, item 1): the suffix of their runs' folder, the flags
+# that follow TRAINING's (the later flag wins). "ours" is the one protocol's. "paper_stopping": the
+# paper's model selection, the epoch of best dev accuracy within up to 100 epochs, with a patience
+# of 20 epochs (ours stops after 5 epochs without a better dev perplexity of the oracle's actions;
+# notes/inflection.md, 2026-12-07, the first difference that could cost accuracy).
+RECIPES = {"ours": {"suffix": "", "flags": []},
+           "paper_stopping": {"suffix": "_paper_stopping",
+                              "flags": ["--early_stopping_metric=score", "--early_stopping_steps=20", "--max_epochs=100"]}}
+RECIPE = "ours"
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one model (its finished epochs): 40 minutes, where early stopping ended every
 # member of the corpus aligner's votes (the Levenshtein members had 20; the corpus aligner's, some
@@ -101,16 +110,23 @@ def files(collection, name, data_root):
     return tuple(f"{data_root}/{spec['folder']}/{file}" for file in spec["sets"][name])
 
 
-def training_flags(collection, seed, model="hard", aligner="levenshtein"):
+def training_flags(collection, seed, model="hard", aligner="levenshtein", recipe=RECIPE):
     """The training flags of one member of ``model`` (a key of MODELS) with the oracle of ``aligner``
-    (a key of ALIGNERS; data and working directory apart)."""
+    (a key of ALIGNERS) and the training of ``recipe`` (a key of RECIPES; data and working directory
+    apart)."""
     return [*TRAINING, *MODELS[model]["flags"], *ALIGNERS[aligner]["flags"],
-            f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}"]
+            f"--embedding_size={COLLECTIONS[collection]['embedding_size']}", f"--seed={seed}",
+            *RECIPES[recipe]["flags"]]
 
 
 def aligner_of(cell):
     """The aligner a recorded cell's hard model was trained with (Levenshtein's before cells named one)."""
     return cell.get("aligner", "levenshtein")
+
+
+def recipe_of(cell):
+    """The training recipe of a recorded cell (the one protocol's before cells named one)."""
+    return cell.get("recipe", RECIPE)
 
 
 def predictions_name(covered):

@@ -20,7 +20,8 @@ from experiments import (TUNING_FAMILIES, TUNING_PROBES, TUNING_PROMOTED, TUNING
                          TUNING_TRIALS)
 from experiments import OPEN_TEST, promoted, selected  # noqa: E402
 import peer_opennmt  # noqa: E402
-from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of  # noqa: E402
+from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of, recipe_of  # noqa: E402
+from inflection_experiments import RECIPE as HARD_RECIPE, RECIPES as HARD_RECIPES  # noqa: E402
 from inflection_experiments import PAPER as INFLECTION_PAPER  # noqa: E402
 from question_experiments import CELLS, MAIN_PROTOCOL, RECIPE_NOTES, RECIPES, STOPPING, STOPPING_NOTES  # noqa: E402
 from question_experiments import TRAIN_SECONDS, protocol_of  # noqa: E402
@@ -329,44 +330,58 @@ def predicting_cells(cells):
 
 
 def oracle_table(cells):
-    """Issue 46's choice of the hard model's oracle, made on dev: per set with a cell of more than
-    one aligner, each aligner's single-model and vote dev accuracy (its latest cell), for the
-    aligners recorded (an aligner not yet run has no column)."""
-    latest = {(c["collection"], c["set"], aligner_of(c)): c
+    """Issue 46's choice of the hard model's oracle and issue 94's of its training recipe, made on
+    dev: per set with a cell of more than one variant (an aligner, trained by a recipe), each
+    variant's single-model and vote dev accuracy (its latest cell), for the variants recorded (one
+    not yet run has no column); the aligners compared under the protocol's recipe, and each other
+    recipe against the protocol's with the same aligner."""
+    latest = {(c["collection"], c["set"], (aligner_of(c), recipe_of(c))): c
               for c in cells if c["model"] == MODELS["hard"]["name"]}
-    aligners = [a for a in ALIGNERS if a in {recorded for _, _, recorded in latest}]
+    recorded = {variant for _, _, variant in latest}
+    variants = [(a, r) for r in HARD_RECIPES for a in ALIGNERS if (a, r) in recorded]
     sets = [(collection, name) for collection, spec in COLLECTIONS.items() for name in spec["sets"]
-            if len({a for (co, n, a) in latest if (co, n) == (collection, name)}) > 1]
+            if len({v for (co, n, v) in latest if (co, n) == (collection, name)}) > 1]
     if not sets:
         return []
-    lines = ["## The hard model's oracle: Levenshtein or corpus aligner (dev)", "",
-             "Dev accuracy (%) of the hard model trained on each aligner's step/write oracle (`--aligner`): the first",
-             "model (seed 1) and the vote of the set's models, each aligner's latest run.", "",
-             "| collection | set | " + " | ".join(f"{a} single | {a} vote (models)" for a in aligners) + " |",
-             "|---|---|" + "---|---|" * len(aligners)]
+    lines = ["## The hard model's oracle and training recipe (dev)", "",
+             "Dev accuracy (%) of the hard model trained on each aligner's step/write oracle (`--aligner`), with the",
+             f"protocol's training or another recipe (`--recipe`; \"+ recipe\" where not {HARD_RECIPE}): the first model",
+             "(seed 1) and the vote of the set's models, each variant's latest run.", "",
+             "| collection | set | " + " | ".join(f"{variant_name(v)} single | {variant_name(v)} vote (models)"
+                                                 for v in variants) + " |",
+             "|---|---|" + "---|---|" * len(variants)]
     for collection, name in sets:
         row = []
-        for aligner in aligners:
-            c = latest.get((collection, name, aligner))
+        for variant in variants:
+            c = latest.get((collection, name, variant))
             vote = c and c["ensemble"] and f"{percent(c['ensemble']['accuracy'])} ({len(c['members'])})"
             row += [percent(c["members"][0]["dev"]["accuracy"]) if c else "–", vote or "–"]
         lines.append(f"| {collection} | {name} | " + " | ".join(row) + " |")
-    return lines + ["", oracle_averages(latest, sets, aligners), ""]
+    groups = [[v for v in variants if v[1] == HARD_RECIPE]]
+    groups += [[(a, HARD_RECIPE), (a, r)] for a, r in variants if r != HARD_RECIPE and (a, HARD_RECIPE) in recorded]
+    return lines + [""] + [oracle_averages(latest, sets, group) for group in groups if len(group) > 1] + [""]
 
 
-def oracle_averages(latest, sets, aligners):
-    """Each of ``aligners``' mean dev accuracy, like for like: single models over the sets every
-    aligner has, votes over the sets every aligner has a vote of."""
-    cells = [[latest.get((collection, name, a)) for a in aligners] for collection, name in sets]
+def variant_name(variant):
+    """An (aligner, recipe) pair in words: the aligner, and the recipe where not the protocol's."""
+    aligner, recipe = variant
+    return aligner if recipe == HARD_RECIPE else f"{aligner} + {recipe}"
+
+
+def oracle_averages(latest, sets, variants):
+    """Each of ``variants``' mean dev accuracy, like for like: single models over the sets every
+    one of them has, votes over the sets every one has a vote of."""
+    cells = [[latest.get((collection, name, v)) for v in variants] for collection, name in sets]
     singles = [[c["members"][0]["dev"]["accuracy"] for c in row] for row in cells if all(row)]
     votes = [[c["ensemble"]["accuracy"] for c in row] for row in cells if all(c and c["ensemble"] for c in row)]
     said = []
     for kind, rows in (("single models", singles), ("votes", votes)):
         if not rows:
-            said.append(f"{kind}: no set has one of every aligner yet")
+            said.append(f"{kind}: no set has one of each yet")
             continue
-        means = ", ".join(f"{a} {percent(sum(r[i] for r in rows) / len(rows))}" for i, a in enumerate(aligners))
-        said.append(f"{kind} over the {len(rows)} sets every aligner has: {means}")
+        means = ", ".join(f"{variant_name(v)} {percent(sum(r[i] for r in rows) / len(rows))}"
+                          for i, v in enumerate(variants))
+        said.append(f"{kind} over the {len(rows)} sets that have each: {means}")
     return "Averages: " + "; ".join(said) + "."
 
 
@@ -420,7 +435,10 @@ def inflection_table(cells, scores):
 def with_oracle(text, cell):
     """``text`` about a cell, followed for the hard model by the oracle it learned from (the soft model
     reads none), since the sets' predictions change oracle one set at a time (issue 46)."""
-    return f"{text}, {aligner_of(cell)} oracle" if cell["model"] == "hard_attention" else text
+    if cell["model"] != MODELS["hard"]["name"]:
+        return text
+    recipe = recipe_of(cell)
+    return f"{text}, {aligner_of(cell)} oracle" + ("" if recipe == HARD_RECIPE else f", {recipe} recipe")
 
 
 def predictions_kept(cell, later):

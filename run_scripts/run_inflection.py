@@ -3,7 +3,7 @@
 ``run_scripts/results/inflection.json``.
 
     python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5]
-        [--aligner levenshtein] [--dev_only] [--work runs] [--jobs 2]
+        [--aligner levenshtein] [--recipe paper_stopping] [--dev_only] [--work runs] [--jobs 2]
 
 For each set (``inflection_experiments.py``) and the model (``hard``, the default, with the corpus
 aligner's oracle unless ``--aligner levenshtein``; or ``soft``): train the members (seeds 1, 2,
@@ -16,7 +16,9 @@ to ``run_scripts/results/inflection/<collection>/`` (``inflection_soft`` for sof
 whichever the aligner, so the last run replaces it). One protocol for every set, fixed before
 testing: the predictions are always the vote's, never a member chosen by its dev accuracy (which
 showed optimism: notes/inflection.md, 2026-11-27). ``--dev_only`` stops after dev (a choice such
-as the aligner is made on dev before any test prediction is written). ``--jobs 2`` trains two
+as the aligner is made on dev before any test prediction is written). ``--recipe`` trains the hard
+model another way (``inflection_experiments.RECIPES``, into a folder of its own), on dev only: a
+recipe becomes the protocol's only by winning on dev. ``--jobs 2`` trains two
 members at a time, each on a core of its own (``budgeted_runs.in_parallel``).
 Recorded: every command, dev accuracy and mean Levenshtein distance, epochs, train and test
 seconds, under the model's name (``hard_attention``, ``soft_attention``) and its aligner. Beside
@@ -39,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, in_parallel, job_count, run_test, shown, train_within_budget, training_record  # noqa: E402
 from inflection_breakdown import accuracy, predicted_forms  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, ORACLE, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
-from inflection_experiments import aligner_of, predictions_name  # noqa: E402
+from inflection_experiments import RECIPE, RECIPES, aligner_of, predictions_name, recipe_of  # noqa: E402
 from inflection_experiments import training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
 from rnnpb_nmt.errors import UserError  # noqa: E402
@@ -76,10 +78,11 @@ def testing_command(test_set, working_dir, *flags):
     return [sys.executable, "-u", NMT, *TESTING, *flags, f"--test_set={test_set}", f"--working_dir={working_dir}"]
 
 
-def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard", aligner="levenshtein", novel=None):
+def run_member(collection, seed, train, dev, working_dir, budget, log, model="hard", aligner="levenshtein", novel=None,
+               recipe=RECIPE):
     """Train one member of ``model`` within ``budget`` seconds and test it on dev (``novel``: the
     dev set's ``novel_pairs``, read from the files if not given): its record."""
-    command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model, aligner), f"--train_set1={train}",
+    command = [sys.executable, "-u", NMT, *training_flags(collection, seed, model, aligner, recipe), f"--train_set1={train}",
                f"--dev_set1={dev}", f"--working_dir={working_dir}"]
     trained = training_record(command, working_dir, train_within_budget(command, working_dir, budget, log), budget)
     tested, novel = testing_command(dev, working_dir), novel or novel_pairs(train, dev)
@@ -87,23 +90,24 @@ def run_member(collection, seed, train, dev, working_dir, budget, log, model="ha
 
 
 def run_set(collection, name, data, work, members, budget, log, results=RESULTS, model="hard", aligner="levenshtein",
-            dev_only=False, jobs=1):
-    """Train, test and vote one set with ``model`` (a key of MODELS) and ``aligner``, ``jobs``
-    members at a time; unless ``dev_only``, write the vote's predictions of its covered test file;
-    return its cell."""
+            dev_only=False, jobs=1, recipe=RECIPE):
+    """Train, test and vote one set with ``model`` (a key of MODELS), ``aligner`` and ``recipe``,
+    ``jobs`` members at a time; unless ``dev_only``, write the vote's predictions of its covered test
+    file; return its cell."""
     train, dev, covered = files(collection, name, data)
     novel = novel_pairs(train, dev)
     folder = MODELS[model]["folder"]
-    base = os.path.abspath(os.path.join(work, folder + ALIGNERS[aligner]["suffix"], collection, name))
+    suffix = ALIGNERS[aligner]["suffix"] + RECIPES[recipe]["suffix"]
+    base = os.path.abspath(os.path.join(work, folder + suffix, collection, name))
     member_dirs = [os.path.join(base, f"seed{seed}") for seed in SEEDS[:members]]
     recorded = in_parallel(lambda n: run_member(collection, SEEDS[n], train, dev, member_dirs[n], budget, log, model,
-                                                aligner, novel), range(members), jobs)
+                                                aligner, novel, recipe), range(members), jobs)
     vote_dir, vote, flags = os.path.join(base, "ensemble"), None, []
     if members > 1:
         flags = [f"--ensemble={','.join(member_dirs)}"]
         command = testing_command(dev, vote_dir, *flags)
         vote = dev_scores(run_test(command, vote_dir, "dev"), command, vote_dir, novel)
-    cell = {"collection": collection, "set": name, "model": MODELS[model]["name"], "aligner": aligner,
+    cell = {"collection": collection, "set": name, "model": MODELS[model]["name"], "aligner": aligner, "recipe": recipe,
             "members": recorded, "ensemble": vote, "dev_novel_pairs": len(novel[1]), "train_seconds_budget": budget,
             "predictions": None, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     if dev_only:
@@ -121,13 +125,13 @@ def run_set(collection, name, data, work, members, budget, log, results=RESULTS,
 
 
 def cell_key(cell):
-    """What makes a recorded cell: its set, model, aligner and whether it predicted the test set, so
-    that a dev-only run never replaces a cell's predictions."""
-    return cell["collection"], cell["set"], cell["model"], aligner_of(cell), cell["predictions"] is None
+    """What makes a recorded cell: its set, model, aligner, recipe and whether it predicted the test
+    set, so that a dev-only run never replaces a cell's predictions."""
+    return cell["collection"], cell["set"], cell["model"], aligner_of(cell), recipe_of(cell), cell["predictions"] is None
 
 
 def record(cell, note, results=RESULTS):
-    """Keep ``cell`` in results/inflection.json, replacing the same set's (model's, aligner's) earlier one."""
+    """Keep ``cell`` in results/inflection.json, replacing the same set's (model's, aligner's, recipe's) earlier one."""
     path = os.path.join(results, "inflection.json")
     cells = json.load(open(path, encoding="utf-8")) if os.path.isfile(path) else []
     cells = [c for c in cells if cell_key(c) != cell_key(cell)]
@@ -146,6 +150,9 @@ def main():
                         help="models per set (the paper's ensembles: 5)")
     parser.add_argument("--aligner", choices=sorted(ALIGNERS),
                         help=f"hard model: the step/write oracle's alignments (nmt.py --aligner; default {ORACLE})")
+    parser.add_argument("--recipe", choices=sorted(RECIPES), default=RECIPE,
+                        help=f"hard model: how it trains (inflection_experiments.RECIPES; default {RECIPE}, the "
+                             "protocol's); another recipe needs --dev_only")
     parser.add_argument("--dev_only", action="store_true",
                         help="train and vote on dev only: no test predictions (choices are made on dev)")
     parser.add_argument("--train_seconds", type=int, default=TRAIN_SECONDS, help="training budget of each model")
@@ -157,6 +164,9 @@ def main():
     args = parser.parse_args()
     if args.aligner not in (None, "levenshtein") and args.model != "hard":
         parser.error(f"--aligner={args.aligner}: only the hard model reads an oracle (--model=hard)")
+    if args.recipe != RECIPE and (args.model != "hard" or not args.dev_only):
+        parser.error(f"--recipe={args.recipe}: the hard model only, and with --dev_only (the test predictions "
+                     f"are the protocol's, recipe {RECIPE}, until another wins on dev)")
     # The soft model's cells are recorded under the aligner whose folders and flags are none.
     args.aligner = args.aligner or (ORACLE if args.model == "hard" else "levenshtein")
     sets = COLLECTIONS[args.collection]["sets"]
@@ -166,7 +176,7 @@ def main():
         try:  # a damaged data or predictions file: one line naming it, not a traceback
             cell = run_set(args.collection, name, os.path.abspath(args.data), args.work, args.members,
                            args.train_seconds, lambda m: print(m, flush=True), model=args.model,
-                           aligner=args.aligner, dev_only=args.dev_only, jobs=args.jobs)
+                           aligner=args.aligner, dev_only=args.dev_only, jobs=args.jobs, recipe=args.recipe)
         except UserError as e:
             parser.exit(2, f"{parser.prog}: error: {e}\n")
         record(cell, args.note)

@@ -196,8 +196,8 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     text = "\n".join(results_table.inflection_table(recorded, {}))
     assert "| arabic | hard | 50.00 | **80.00** (2) |" in text  # the predicting cell's figures in the main table
     assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text
-    assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
-            "votes over the 1 sets every aligner has: levenshtein 80.00, corpus 87.50.") in text
+    assert ("Averages: single models over the 1 sets that have each: levenshtein 50.00, corpus 62.50; "
+            "votes over the 1 sets that have each: levenshtein 80.00, corpus 87.50.") in text
     assert "dev only, no test predictions" in text
     single = run_inflection.run_set("sigmorphon2016", "arabic", str(tmp_path / "data"), work, 1, 600, print,
                                     results=results, aligner="corpus", dev_only=True)  # one member: no vote
@@ -205,8 +205,8 @@ def test_the_corpus_aligner_trains_into_folders_of_its_own_on_dev_only_and_keeps
     recorded = json.loads((tmp_path / "results" / "inflection.json").read_text())
     text = "\n".join(results_table.inflection_table(recorded, {}))
     assert "| sigmorphon2016 | arabic | 50.00 | 80.00 (2) | 62.50 | – |" in text
-    assert ("Averages: single models over the 1 sets every aligner has: levenshtein 50.00, corpus 62.50; "
-            "votes: no set has one of every aligner yet.") in text
+    assert ("Averages: single models over the 1 sets that have each: levenshtein 50.00, corpus 62.50; "
+            "votes: no set has one of each yet.") in text
     fake({"seed1": 0.625, "seed2": 0.75, "ensemble": 0.875})
     voted = run_inflection.run_set("sigmorphon2016", "arabic", str(tmp_path / "data"), work, 2, 600, print,
                                    results=results, aligner="corpus")  # the vote, with test predictions
@@ -243,7 +243,44 @@ def test_the_corpus_aligner_with_early_insertions_trains_into_folders_of_its_own
     assert ("| collection | set | corpus single | corpus vote (models) | corpus_early single | corpus_early vote (models) |"
             in text)
     assert "| celex | fold0 | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text  # no column of the aligner not run
-    assert "votes over the 1 sets every aligner has: corpus 80.00, corpus_early 87.50." in text
+    assert "votes over the 1 sets that have each: corpus 80.00, corpus_early 87.50." in text
+
+
+def test_a_recipe_trains_by_its_flags_into_folders_of_its_own_on_dev_only_and_is_compared_with_the_protocols(
+        tmp_path, fake):
+    """Issue 94: the paper's stopping (best dev accuracy, up to 100 epochs) against ours, on dev: its
+    flags follow the protocol's, so they win; its runs never touch the protocol's folders or cells."""
+    fake_layout(tmp_path / "data", "celex", "fold1")
+    work, cells = str(tmp_path / "work"), []
+    for recipe, accuracies in (("ours", (0.5, 0.75, 0.8)), ("paper_stopping", (0.625, 0.75, 0.875))):
+        runs = fake(dict(zip(("seed1", "seed2", "ensemble"), accuracies)))
+        cells.append(dict(run_inflection.run_set("celex", "fold1", str(tmp_path / "data"), work, 2, 600, print,
+                                                 results=str(tmp_path / "results"), aligner="corpus", dev_only=True,
+                                                 recipe=recipe), note=""))
+        folder = "inflection_corpus" + ("_paper_stopping" if recipe == "paper_stopping" else "")
+        assert all(os.path.relpath(d, work).split(os.sep)[0] == folder for _, d, _ in runs.trained)
+        command = runs.trained[0][0]
+        given = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in command if "=" in a}  # the last of each flag wins
+        stopping = tuple(given.get(f"--{name}") for name in ("early_stopping_metric", "early_stopping_steps", "max_epochs"))
+        assert stopping == (("score", "20", "100") if recipe == "paper_stopping" else (None, "5", None))
+    assert [run_inflection.cell_key(c)[3:] for c in cells] == [("corpus", "ours", True), ("corpus", "paper_stopping", True)]
+    text = "\n".join(results_table.inflection_table(cells, {}))
+    assert "| celex | fold1 | 50.00 | 80.00 (2) | 62.50 | 87.50 (2) |" in text
+    assert "| corpus single | corpus vote (models) | corpus + paper_stopping single |" in text
+    assert "votes over the 1 sets that have each: corpus 80.00, corpus + paper_stopping 87.50." in text
+    assert "(hard_attention, corpus oracle, paper_stopping recipe, " in text
+
+
+@pytest.mark.parametrize("argv", [["--recipe", "paper_stopping"], ["--recipe", "paper_stopping", "--model", "soft",
+                                                                    "--dev_only"]])
+def test_a_recipe_other_than_the_protocols_without_dev_only_or_for_the_soft_model_is_a_usage_error(
+        argv, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", *argv])
+    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as stop:
+        run_inflection.main()
+    assert stop.value.code == 2
+    assert "--recipe=paper_stopping: the hard model only, and with --dev_only" in capsys.readouterr().err.splitlines()[-1]
 
 
 def test_an_aligner_for_the_soft_model_is_a_usage_error(monkeypatch, capsys):
@@ -269,7 +306,7 @@ def test_the_command_lines_defaults_are_the_one_protocol(argv, model, aligner, m
     run_inflection.main()
     [(given, named)] = runs
     assert given[:2] + given[4:6] == ("celex", "fold0", 5, 2400)
-    assert (named["model"], named["aligner"], named["dev_only"]) == (model, aligner, False)
+    assert (named["model"], named["aligner"], named["dev_only"], named["recipe"]) == (model, aligner, False, "ours")
     assert inflection_experiments.training_flags("celex", 1, model, aligner).count("--aligner=corpus") == (
         aligner == "corpus")
 
