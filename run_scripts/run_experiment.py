@@ -307,9 +307,19 @@ def add_refine_sweep(experiment, row, data, working_dir, steps, load=None):
         if flat.get("amortize", "none") == "none":
             raise SystemExit(f"--refine_sweep: {row['name']} is not an amortised bound model (--amortize)")
         ways = [(False, source, target)] + ([(True, target, source)] if flat["both_directions"] else [])
-        sweep[str(k)] = {f"{a}→{b}": round(bleu(model.translate(_lines(dev.format(a)), reverse=reverse),
-                                                _lines(dev.format(b))), 2) for reverse, a, b in ways}
+        sweep[str(k)] = {f"{a}→{b}": round(dev_bleu(model, dev.format(a), dev.format(b), b, reverse), 2)
+                         for reverse, a, b in ways}
     return {**found, "refine_sweep": sweep}
+
+
+def dev_bleu(model, sources, references, target, reverse):
+    """A loaded model's BLEU on the files ``sources`` -> ``references`` as training's dev score and
+    ``nmt.py --do_testing`` count it: the files read as the task reads a test set (not as raw text,
+    which the API tokenizes again, nor its restored output, whose punctuation sticks to the words),
+    multi-bleu on the output symbols (``task.score``)."""
+    translator = model.backward if reverse else model.translator
+    inputs, gold, _ = model.task.read_test(sources, references, target)
+    return model.task.score(inputs, translator.translate(inputs), gold, target)["bleu"]
 
 
 def main():

@@ -78,34 +78,38 @@ def test_a_test_s_bleu_by_source_length_is_recorded_from_its_testing_statistics(
     assert "bleu_by_length" not in run_experiment.test_result(row, "/d", str(tmp_path), ["t"], False, row["folder"])
 
 
-def test_refine_sweep_adds_each_steps_dev_bleu_both_ways_to_a_recorded_row_and_refuses_other_models(tmp_path,
-                                                                                                     monkeypatch):
-    results, data = tmp_path / "results", tmp_path / "data" / "easy" / "easy20000"
+def test_refine_sweep_at_the_models_own_steps_gives_training_s_dev_bleu_and_each_steps_figure_each_way(
+        demo_data, tmp_path, monkeypatch):
+    """A real tiny amortised bound model, trained with the dev score: the sweep scores as training's
+    dev score does (its best epoch's figure, at the K it trained with), so the other K's are comparable
+    with it; both ways; other rows are refused."""
+    from helpers import train_args, train_in_process
+    wd = tmp_path / "wd"
+    train_in_process(*train_args(demo_data, wd, "--model=rnnpbnmt", "--num_PB=128", "--proposal_layers=2", "--refine_steps=1",
+                                 "--refine_gradient=stop", "--sigma=0.1", "--amortize=encoder", "--both_directions",
+                                 "--proposal_output=state", "--pb_input=state", "--learning_rate=0.01",
+                                 "--max_epochs=4", "--early_stopping_metric=score", "--beam_size=2"))
+    stats = json.loads((wd / "training_stats.json").read_text())
+    trained = max(e["dev_score"] for e in stats["epochs"])
+    results = tmp_path / "results"
     results.mkdir()
-    data.mkdir(parents=True)
-    (data / "dev.en").write_text("a b c .\nd e .\n")
-    (data / "dev.de").write_text("x y z .\nv w .\n")
-    recorded = [{"name": "bound", "bleu": 30.0}]
-    (results / "x.json").write_text(json.dumps(recorded))
+    (results / "x.json").write_text(json.dumps([{"name": "bound", "bleu": 30.0}]))
     monkeypatch.setattr(run_experiment, "HERE", str(tmp_path))
-
-    class Model:  # K = 2 steps translate both dev sentences right; K = 0 only the first, each way
-        def __init__(self, k, amortize="encoder"):
-            self.k = k
-            self.config = type("Config", (), {"to_flat": lambda _: {"amortize": amortize, "both_directions": True}})()
-
-        def translate(self, lines, reverse=False):
-            right = ["a b c .", "d e ."] if reverse else ["x y z .", "v w ."]
-            return right if self.k == 2 else [right[0], "q q ."]
-
-    loaded = []
-    row = run_experiment.add_refine_sweep("x", {**BOUND_ROW, "source": "en"}, str(tmp_path / "data"), "wd", [0, 2],
-                                          load=lambda wd, refine_steps: loaded.append(refine_steps) or Model(refine_steps))
-    assert loaded == [0, 2] and row["bleu"] == 30.0
-    assert row["refine_sweep"]["2"] == {"en→de": 100.0, "de→en": 100.0}
-    assert 0 < row["refine_sweep"]["0"]["en→de"] < 100 and 0 < row["refine_sweep"]["0"]["de→en"] < 100
-    with pytest.raises(SystemExit, match="--refine_sweep: bound is not an amortised bound model"):
-        run_experiment.add_refine_sweep("x", BOUND_ROW, str(tmp_path / "data"), "wd", [0],
-                                        load=lambda wd, refine_steps: Model(refine_steps, amortize="none"))
+    row = {**BOUND_ROW, "folder": demo_data.name, "source": "en"}
+    found = run_experiment.add_refine_sweep("x", row, str(demo_data.parent), str(wd), [1, 0])
+    assert found["bleu"] == 30.0 and sorted(found["refine_sweep"]) == ["0", "1"]
+    assert trained > 0 and found["refine_sweep"]["1"]["en→de"] == round(trained, 2)
+    assert all(set(figures) == {"en→de", "de→en"} and all(0 <= b <= 100 for b in figures.values())
+               for figures in found["refine_sweep"].values())
     with pytest.raises(SystemExit, match="--refine_sweep: other is not a recorded row"):
-        run_experiment.add_refine_sweep("x", {**BOUND_ROW, "name": "other"}, str(tmp_path / "data"), "wd", [0])
+        run_experiment.add_refine_sweep("x", {**row, "name": "other"}, str(demo_data.parent), str(wd), [0])
+
+
+def test_refine_sweep_refuses_a_model_that_is_not_amortised(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "x.json").write_text(json.dumps([{"name": "bound", "bleu": 30.0}]))
+    monkeypatch.setattr(run_experiment, "HERE", str(tmp_path))
+    model = type("Model", (), {"config": type("Config", (), {"to_flat": lambda _: {"amortize": "none"}})()})()
+    with pytest.raises(SystemExit, match="--refine_sweep: bound is not an amortised bound model"):
+        run_experiment.add_refine_sweep("x", BOUND_ROW, str(tmp_path), "wd", [0], load=lambda wd, refine_steps: model)
