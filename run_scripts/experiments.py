@@ -235,6 +235,11 @@ TUNING_FAMILIES = {
     # and decoders of 192 (the Transformer's width), the 768-number PB read as 4 slots, one refinement
     # step, bound as bound_pbstate_k1 (6.7 M; large: width 256, feed-forward 512, 1024-number PB, 9.3 M).
     "bound_transformer_k1": {"flags": BOUND_TRANSFORMER, "large": BOUND_TRANSFORMER_LARGE},
+    # The same with the PB read as a prefix of each language model's input (--pb_read=prefix: its 4
+    # slots before the words, no cross-attention; large: 8.2 M). A design probe until it earned
+    # a family's budget by the probes' rule (ninth session: 54.26 by epoch 12 at trial 3's point, the
+    # twin's trial 3 52.20): that probe's run is this family's trial 3 (the same command).
+    "bound_transformer_prefix_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_read=prefix"], "large": BOUND_TRANSFORMER_LARGE},
 }
 # Design probes (2026-12-06, sixth session): a variant of a family trained at one point of the space,
 # the point its twin family did best at by the rung, to see whether it earns a family's budget before
@@ -249,7 +254,8 @@ TUNING_FAMILIES = {
 # selected point, at the rung rather than as final rows under the full schedule (a probe fits in a
 # session; a final row of it takes about three hours): K = 0 (the encoder's proposal alone, the matched
 # one-shot encoder) against K = 1, the PB read as a prefix of the decoder's input rather than through
-# cross-attention to its slots, and the denoising auto-encoding objective added (SONAR's recipe).
+# cross-attention to its slots (a family since the ninth session: TUNING_FAMILIES), and the denoising
+# auto-encoding objective added (SONAR's recipe).
 TUNING_PROBES = {
     "bound_transformer_pool_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention"],
                                   "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True,
@@ -259,8 +265,7 @@ TUNING_PROBES = {
                                      "twin": "bound_transformer_k1", "trials": (3,)},
     **{f"bound_transformer_{name}": {"flags": [*BOUND_TRANSFORMER, change], "large": BOUND_TRANSFORMER_LARGE,
                                      "twin": "bound_transformer_k1", "trials": (3,)}
-       for name, change in (("k0", "--refine_steps=0"), ("prefix_k1", "--pb_read=prefix"),
-                            ("denoise_k1", "--denoise_loss=1"))},
+       for name, change in (("k0", "--refine_steps=0"), ("denoise_k1", "--denoise_loss=1"))},
 }
 
 
@@ -339,6 +344,7 @@ OPEN_TEST = "easy/easy-full"
 TUNED_VARIANTS = {
     "bound_pbstate_k1": {"unbound": ["--pb_binding=none"]},
     "bound_transformer_k1": {"unbound": ["--pb_binding=none"]},
+    "bound_transformer_prefix_k1": {"unbound": ["--pb_binding=none"]},
 }
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

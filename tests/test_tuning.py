@@ -159,7 +159,8 @@ def test_the_probe_table_shows_each_probes_change_and_its_twins_score_at_the_sam
                {"name": "tune_bound_transformer_k0_t3", "rung_dev_score": 48.0}]
     lines = {line.split("|")[1].strip(): line for line in results_table.probe_table(records) if line.startswith("| bound")}
     assert lines["bound_transformer_k0"].endswith("| `--refine_steps=0` | 3 | 48.00 | 52.20 |")
-    assert "| `--pb_read=prefix` | 3 | not run yet | 52.20 |" in lines["bound_transformer_prefix_k1"]
+    assert "| `--denoise_loss=1` | 3 | not run yet | 52.20 |" in lines["bound_transformer_denoise_k1"]
+    assert "bound_transformer_prefix_k1" not in lines  # a family since it earned one
     assert "--pb_pool=attention --proposal_dropout" in lines["bound_transformer_pool_k1"]
 
 
@@ -168,3 +169,18 @@ def test_the_refinement_sweep_table_lists_each_k_in_order_with_both_ways_and_is_
     sweep = {"10": {"en→de": 50.0, "de→en": 52.5}, "2": {"en→de": 49.0, "de→en": 51.0}}
     lines = results_table.refine_table([{"name": "tune_x_t3", "refine_sweep": sweep}])
     assert lines[-3:] == ["| tune_x_t3 | 2 | en→de 49.00 / de→en 51.00 |", "| tune_x_t3 | 10 | en→de 50.00 / de→en 52.50 |", ""]
+
+
+def test_a_probe_that_earned_a_family_keeps_its_run_as_that_familys_trial_at_its_point():
+    """The prefix reading's probe beat its twin at trial 3 by more than the rule's 1 BLEU: its family's
+    trial 3 is the probe's own row (the same name and flags), the other trials are the shared points,
+    and once selected it gets the bound families' final rows."""
+    rows = {r["name"]: r for r in EXPERIMENTS["tuning"] if r["config"] == "bound_transformer_prefix_k1"}
+    twin = {r["trial"]: r for r in EXPERIMENTS["tuning"] if r["config"] == "bound_transformer_k1"}
+    assert sorted(r["trial"] for r in rows.values()) == list(range(1, 9))
+    for r in rows.values():
+        assert r["point"] == twin[r["trial"]]["point"]
+        assert [f for f in r["flags"] if f not in twin[r["trial"]]["flags"]] == ["--pb_read=prefix"]
+    assert "bound_transformer_prefix_k1" in TUNING_FAMILIES
+    final = {r["name"] for r in tuned_rows(finished_tuning("bound_transformer_prefix_k1"))}
+    assert "bound_transformer_prefix_k1_tuned_unbound_ende_easy20000_seed2" in final and len(final) == 3 + 1 + 3
