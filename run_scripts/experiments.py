@@ -341,11 +341,7 @@ EXPERIMENTS["tuning"] += [tuning_row(probe, trial, point) for probe, spec in TUN
 # point: the binding term off (same seeds: binding's effect at the operating point; TUNED_VARIANTS).
 # The bound Transformer-PB's other comparisons are design probes at the rung (TUNING_PROBES).
 OPEN_TEST = "easy/easy-full"
-TUNED_VARIANTS = {
-    "bound_pbstate_k1": {"unbound": ["--pb_binding=none"]},
-    "bound_transformer_k1": {"unbound": ["--pb_binding=none"]},
-    "bound_transformer_prefix_k1": {"unbound": ["--pb_binding=none"]},
-}
+TUNED_VARIANTS = {family: {"unbound": ["--pb_binding=none"]} for family in TUNING_FAMILIES if family.startswith("bound")}
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 

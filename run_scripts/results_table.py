@@ -434,7 +434,8 @@ def inflection_table(cells, scores):
 
 def with_oracle(text, cell):
     """``text`` about a cell, followed for the hard model by the oracle it learned from (the soft model
-    reads none), since the sets' predictions change oracle one set at a time (issue 46)."""
+    reads none), since the sets' predictions change oracle one set at a time (issue 46), and by its
+    training recipe where it is not the protocol's (issue 94)."""
     if cell["model"] != MODELS["hard"]["name"]:
         return text
     recipe = recipe_of(cell)
