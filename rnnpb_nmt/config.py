@@ -75,8 +75,10 @@ class _TrainingCore:
     optimizer: str = option("adam", "adam (LazyAdam, as the thesis: an embedding row's moments move only in the "
                                     "batches that use it), dense_adam (Adam: every row's moments decay every step, "
                                     "as OpenNMT-tf and most NMT toolkits), sgd (plain stochastic gradient descent, as "
-                                    "McCoy et al.'s question-formation code) or rmsprop (as Grefenstette et al.'s "
-                                    "memory LSTMs)", choices=("adam", "dense_adam", "sgd", "rmsprop"), legacy="adam")
+                                    "McCoy et al.'s question-formation code), rmsprop (as Grefenstette et al.'s "
+                                    "memory LSTMs) or adadelta (Zeiler's ADADELTA, rho 0.95, epsilon 1e-6, as Aharoni & "
+                                    "Goldberg's hard-attention model; Zeiler's own step is --learning_rate=1)",
+                            choices=("adam", "dense_adam", "sgd", "rmsprop", "adadelta"), legacy="adam")
     batch_size: int = option(64, "sentences per training batch", 1, 1e6)
     batch_tokens: int = option(
         0, "token batching: batches of sentences of similar lengths whose padded size (sentences x the longest "

@@ -60,10 +60,19 @@ ORACLE = "corpus"  # the one protocol's (run_inflection.py's default for the har
 # that follow TRAINING's (the later flag wins). "ours" is the one protocol's. "paper_stopping": the
 # paper's model selection, the epoch of best dev accuracy within up to 100 epochs, with a patience
 # of 20 epochs (ours stops after 5 epochs without a better dev perplexity of the oracle's actions;
-# notes/inflection.md, 2026-12-07, the first difference that could cost accuracy).
+# notes/inflection.md, 2026-12-07, the first difference that could cost accuracy). The next
+# differences in that list, each on top of the paper's stopping so that one thing changes against
+# it: "per_example", the paper's update after every example (batches of 1); "adadelta", its trainer
+# too (ADADELTA, Zeiler's step); "tied_feedback" and "end_of_word", the authors' code's feedback
+# embeddings and end-of-lemma position.
+PAPER_STOPPING = ["--early_stopping_metric=score", "--early_stopping_steps=20", "--max_epochs=100"]
 RECIPES = {"ours": {"suffix": "", "flags": []},
-           "paper_stopping": {"suffix": "_paper_stopping",
-                              "flags": ["--early_stopping_metric=score", "--early_stopping_steps=20", "--max_epochs=100"]}}
+           "paper_stopping": {"suffix": "_paper_stopping", "flags": PAPER_STOPPING},
+           "per_example": {"suffix": "_per_example", "flags": [*PAPER_STOPPING, "--batch_size=1"]},
+           "adadelta": {"suffix": "_adadelta",
+                        "flags": [*PAPER_STOPPING, "--batch_size=1", "--optimizer=adadelta", "--learning_rate=1"]},
+           "tied_feedback": {"suffix": "_tied_feedback", "flags": [*PAPER_STOPPING, "--tie_feedback"]},
+           "end_of_word": {"suffix": "_end_of_word", "flags": [*PAPER_STOPPING, "--end_of_word"]}}
 RECIPE = "ours"
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one model (its finished epochs): 40 minutes, where early stopping ended every

@@ -3,7 +3,7 @@
 ``run_scripts/results/inflection.json``.
 
     python3 run_scripts/run_inflection.py sigmorphon2016 --sets german [--model soft] [--members 5]
-        [--aligner levenshtein] [--recipe paper_stopping] [--dev_only] [--work runs] [--jobs 2]
+        [--aligner levenshtein] [--recipe paper_stopping|per_example|...] [--dev_only] [--work runs] [--jobs 2]
 
 For each set (``inflection_experiments.py``) and the model (``hard``, the default, with the corpus
 aligner's oracle unless ``--aligner levenshtein``; or ``soft``): train the members (seeds 1, 2,

@@ -175,8 +175,8 @@ def test_existing_model_is_never_overwritten(trained_encdec, demo_data, capsys):
                                               "--units for --unitss, --early_stopping_ties or --early_stopping_steps or "
                                               "--early_stopping_metric for --early_stopping?)"),
     (["--bogus_flag=1"], "unrecognized arguments: --bogus_flag=1 (rnnpb-nmt --help lists the flags)"),
-    (["--optimizer=adamw"], "argument --optimizer: invalid choice: 'adamw' (choose from 'adam', 'dense_adam', 'sgd', 'rmsprop'; "
-                            "did you mean 'adam'?)"),
+    (["--optimizer=adamw"], "argument --optimizer: invalid choice: 'adamw' (choose from 'adam', 'dense_adam', 'sgd', "
+                            "'rmsprop', 'adadelta'; did you mean 'adam'?)"),
     (["--amortize=tables"], "argument --amortize: invalid choice: 'tables' (choose from 'none', 'encoder', 'learned')"),
     (["--preset=bond"], "argument --preset: invalid choice: 'bond' (choose from 'none', 'bound', 'thesis'; did you mean "
                         "'bound'?)"),

@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 
 from rnnpb_nmt.data.dataset import encode_all, make_dataset
-from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.data.symbols import STEP
+from rnnpb_nmt.data.vocabulary import END_ID, START_ID, Vocabulary
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import search
 from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
@@ -16,9 +17,9 @@ from rnnpb_nmt.tasks.inflection.task import source_symbols
 from helpers import held_out_inflection, inflection_examples, models, oracle_actions, stepped_cross_entropy, tiny_config
 
 
-def encoded(rows, vocab1=None, vocab2=None):
+def encoded(rows, vocab1=None, vocab2=None, end_of_word=False):
     sources = [source_symbols(lemma, tags) for lemma, tags, _ in rows]
-    actions = [oracle_actions(lemma, form) for lemma, _, form in rows]
+    actions = [oracle_actions(lemma, form) + [STEP] * end_of_word for lemma, _, form in rows]
     vocab1, vocab2 = vocab1 or Vocabulary.build(sources), vocab2 or Vocabulary.build(actions)
     return vocab1, vocab2, encode_all(vocab1, sources), encode_all(vocab2, actions)
 
@@ -61,11 +62,17 @@ def test_each_direction_of_the_encoder_reads_only_its_side_and_never_the_padding
     assert not np.allclose(changed_last[0, :4, 4:].numpy(), alone[0, :4, 4:].numpy())  # backward sees it
 
 
-def test_the_decoder_steps_score_targets_as_training_does():
+# The options the paper leaves open and the authors' code takes (issue 94): each must keep
+# search = teacher forcing and the pointer's rules.
+PAPER_CODE = [{}, {"tie_feedback": True}, {"end_of_word": True}]
+
+
+@pytest.mark.parametrize("options", PAPER_CODE)
+def test_the_decoder_steps_score_targets_as_training_does(options):
     """Feeding the oracle actions one by one through decoder_start/decoder_step gives the
     cross-entropy score_targets computes with teacher forcing: search runs the trained network."""
-    vocab1, vocab2, src, tgt = encoded(inflection_examples(["ab", "cad", "dbca"]))
-    model = model_of(vocab1, vocab2, num_layers=2)
+    vocab1, vocab2, src, tgt = encoded(inflection_examples(["ab", "cad", "dbca"]), end_of_word="end_of_word" in options)
+    model = model_of(vocab1, vocab2, num_layers=2, **options)
     batch = next(iter(make_dataset(src, tgt, batch_size=len(src))))
     scored, tokens = model.score_targets(batch)
     np.testing.assert_allclose(stepped_cross_entropy(model, batch), scored.numpy(), rtol=1e-5)
@@ -73,10 +80,12 @@ def test_the_decoder_steps_score_targets_as_training_does():
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
-def test_the_pointer_never_moves_back_or_past_the_input_in_search(beam_size):
-    """A model biased to step at every turn: its pointer runs to the last character and stays."""
-    vocab1, vocab2, src, _ = encoded(inflection_examples(["ab", "cad", "dbca"]))
-    model = model_of(vocab1, vocab2)
+@pytest.mark.parametrize("end_of_word", [False, True])
+def test_the_pointer_never_moves_back_or_past_the_input_in_search(beam_size, end_of_word):
+    """A model biased to step at every turn: its pointer runs to the last character (with
+    --end_of_word, to the end position after it) and stays."""
+    vocab1, vocab2, src, _ = encoded(inflection_examples(["ab", "cad", "dbca"]), end_of_word=end_of_word)
+    model = model_of(vocab1, vocab2, end_of_word=end_of_word)
     model.output_layer.bias.assign(tf.one_hot(model.step_id, len(vocab2)) * 50.0)
     batch = next(iter(make_dataset(src, batch_size=len(src))))["src"]
     state, positions = model.decoder_start(batch), []
@@ -93,8 +102,35 @@ def test_the_pointer_never_moves_back_or_past_the_input_in_search(beam_size):
         search.beam_search(lambda t, s: step_fn(t, s), state, lengths, beam_size)
     walked = np.stack(positions)  # (steps, hypotheses)
     last = np.repeat(state["lengths"].numpy(), beam_size)
+    assert state["lengths"].numpy().tolist() == [n + end_of_word for n in (2, 3, 4) for _ in range(3)]
     assert (np.diff(walked, axis=0) >= 0).all() and (walked >= 0).all()
     assert (walked <= last).all() and (walked[-1] == last).all()
+
+
+def test_end_of_word_reads_an_end_position_after_each_lemma():
+    """--end_of_word: the encoder reads <start>, the lemma and <end>, each lemma as if alone
+    (whatever the padding after it), and the pointer's last position is the <end>."""
+    lemmas = ["ab", "dbca"]
+    vocab1, vocab2, src, _ = encoded(inflection_examples(lemmas)[::3], end_of_word=True)
+    model = model_of(vocab1, vocab2, end_of_word=True)
+    states, lengths, _ = model.encode(next(iter(make_dataset(src, batch_size=2)))["src"])
+    assert lengths.numpy().tolist() == [3, 5] and states.shape[1] == 6
+    for row, lemma in enumerate(lemmas):
+        ids = [START_ID, *vocab1.encode(list(lemma)), END_ID]
+        alone = model.encoder(model.char_embedding(tf.constant([ids])), tf.constant([len(ids)]))
+        np.testing.assert_allclose(states[row, :len(ids)].numpy(), alone[0].numpy(), atol=1e-6)
+
+
+def test_tie_feedback_embeds_a_written_character_by_its_encoder_row():
+    """--tie_feedback: an action writing a lemma character is fed back as that character's
+    char_embedding row; <start>, <step> and a character only forms have keep their own rows."""
+    vocab1, vocab2, _, _ = encoded([("ab", ["pos=V"], "abx")])
+    model = model_of(vocab1, vocab2, tie_feedback=True)
+    actions = tf.constant([[START_ID, model.step_id, vocab2.stoi["a"], vocab2.stoi["b"], vocab2.stoi["x"]]])
+    fed = model._feedback(actions)[0].numpy()
+    chars, own = model.char_embedding.embeddings.numpy(), model.action_embedding.embeddings.numpy()
+    np.testing.assert_array_equal(fed[2:4], chars[[vocab1.stoi["a"], vocab1.stoi["b"]]])
+    np.testing.assert_array_equal(fed[[0, 1, 4]], own[actions.numpy()[0, [0, 1, 4]]])
 
 
 def test_the_model_needs_step_actions_among_its_targets():

@@ -94,6 +94,20 @@ def test_a_test_file_is_covered_or_not_and_a_reference_must_match_it(tmp_path):
         task.read_test(mixed, None, "und")
 
 
+@pytest.mark.parametrize("aligner", ["levenshtein", "corpus"])
+def test_end_of_word_ends_every_oracle_with_a_step_onto_the_end_position(aligner):
+    """--end_of_word: the oracle's actions are the alignment's, then one step (onto the end position
+    the hard-attention model adds after the lemma), so the steps are one more than the lemma's
+    characters and the form written is the same."""
+    train = [("fliegen", [], "flog"), ("sagen", [], "gesagt"), ("lieben", [], "liebte")]
+    plain, ended = (InflectionTask._target(train, Config().replace(aligner=aligner, end_of_word=flag).data)
+                    for flag in (False, True))
+    for lemma, _, form in train:
+        assert ended(lemma, form) == plain(lemma, form) + [STEP]
+        assert ended(lemma, form).count(STEP) == len(lemma) + 1
+        assert "".join(a for a in ended(lemma, form) if a != STEP) == form
+
+
 def test_scores_are_exact_match_accuracy_and_mean_levenshtein_distance_without_steps():
     outputs = [[STEP, "g", STEP, "i", "n", "g"], ["g", "a", "n", "g"], ["x"]]
     scores = InflectionTask().score([["x"]] * 3, outputs, [list("ging"), list("ging"), list("ab")], "und")

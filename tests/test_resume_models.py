@@ -83,6 +83,11 @@ RUNS = {
                                               "--max_trans_ratio=3"], "model/attention"),
     "hard_attention": ("inflection", ["--model=hard_attention", *LAYERS, "--feature_size=4", "--beam_size=1",
                                       "--max_trans_ratio=3"], "model/feature_embedding"),
+    # The authors' code's choices (issue 94): ADADELTA's two accumulators are resumed too.
+    "hard_attention_authors_code": ("inflection", ["--model=hard_attention", *LAYERS, "--feature_size=4",
+                                                   "--beam_size=1", "--max_trans_ratio=3", "--tie_feedback",
+                                                   "--end_of_word", "--optimizer=adadelta", "--learning_rate=1"],
+                                    "model/feature_embedding"),
     # B's encoder and refinement are trained only with --both_directions or --encoder_binding;
     # --refine_gradient=stop: the cheaper trace (what the checkpoint holds is the same).
     "rnnpbnmt_encoder_both_directions": ("translation", [

@@ -271,6 +271,24 @@ def test_a_recipe_trains_by_its_flags_into_folders_of_its_own_on_dev_only_and_is
     assert "(hard_attention, corpus oracle, paper_stopping recipe, " in text
 
 
+@pytest.mark.parametrize("recipe", ["per_example", "adadelta", "tied_feedback", "end_of_word"])
+def test_the_later_recipes_each_add_one_change_to_the_papers_stopping(recipe, tmp_path, fake):
+    """Issue 94's next dev tests each change one thing against the paper's stopping: its flags come
+    after the protocol's and the paper's stopping, and its runs go to a folder of their own."""
+    fake_layout(tmp_path / "data", "celex", "fold1")
+    work = str(tmp_path / "work")
+    runs = fake({"seed1": 0.5})
+    run_inflection.run_set("celex", "fold1", str(tmp_path / "data"), work, 1, 600, print,
+                           results=str(tmp_path / "results"), aligner="corpus", dev_only=True, recipe=recipe)
+    (command, directory, _), = runs.trained
+    assert os.path.relpath(directory, work).split(os.sep)[0] == f"inflection_corpus_{recipe}"
+    paper = inflection_experiments.training_flags("celex", 1, aligner="corpus", recipe="paper_stopping")
+    ours = inflection_experiments.training_flags("celex", 1, aligner="corpus", recipe=recipe)
+    added = {"per_example": ["--batch_size=1"], "tied_feedback": ["--tie_feedback"], "end_of_word": ["--end_of_word"],
+             "adadelta": ["--batch_size=1", "--optimizer=adadelta", "--learning_rate=1"]}[recipe]
+    assert ours == paper + added and command[command.index(ours[0]):][:len(ours)] == ours
+
+
 @pytest.mark.parametrize("argv", [["--recipe", "paper_stopping"], ["--recipe", "paper_stopping", "--model", "soft",
                                                                     "--dev_only"]])
 def test_a_recipe_other_than_the_protocols_without_dev_only_or_for_the_soft_model_is_a_usage_error(

@@ -88,6 +88,29 @@ def test_rmsprop_divides_each_gradient_by_the_root_of_its_running_mean_square(se
             np.testing.assert_allclose(v.numpy(), e, atol=1e-5, err_msg=v.name)
 
 
+def test_adadelta_is_zeilers_update_with_dynets_constants(setup):
+    """--optimizer=adadelta is Zeiler's ADADELTA with DyNet's rho 0.95 and epsilon 1e-6 (the trainer
+    Aharoni & Goldberg used): E[g^2] <- rho E[g^2] + (1 - rho) g^2; dx = g sqrt(E[dx^2] + eps) /
+    sqrt(E[g^2] + eps); E[dx^2] <- rho E[dx^2] + (1 - rho) dx^2; each weight moves by lr dx. Two steps,
+    so that the second reads the first's E[dx^2]."""
+    make_trainer, corpus = setup
+    trainer = make_trainer(optimizer="adadelta", learning_rate=1.0, gradient_clip=1.0)
+    kind, batch = next(trainer.epoch_batches(corpus, 1, np.random.default_rng(0)))
+    variables = trainer.model.trainable_variables
+    grad_squares = [np.zeros(v.shape, np.float64) for v in variables]
+    step_squares = [np.zeros(v.shape, np.float64) for v in variables]
+    for _ in range(2):
+        grads = clipped_gradients(trainer, kind, batch, 1.0)
+        grad_squares = [0.95 * a + 0.05 * g.astype(np.float64) ** 2 for a, g in zip(grad_squares, grads)]
+        steps = [g * np.sqrt(d + 1e-6) / np.sqrt(a + 1e-6) for g, a, d in zip(grads, grad_squares, step_squares)]
+        step_squares = [0.95 * d + 0.05 * s ** 2 for d, s in zip(step_squares, steps)]
+        expected = [v.numpy() - s for v, s in zip(variables, steps)]
+        trainer.train_step(batch, kind)
+        for v, e in zip(variables, expected):
+            np.testing.assert_allclose(v.numpy(), e, atol=1e-6, err_msg=v.name)
+    assert sorted(trainer.optimizers[0].get_slot_names()) == ["accum_grad", "accum_var"]
+
+
 @pytest.mark.parametrize("stats, message", [
     ("{not json", "training_stats.json: corrupted"),
     ('{"epochs": []}', "training_stats.json: corrupted (not the statistics of a training run)"),

@@ -26,14 +26,18 @@ def make_optimizer(name, learning_rate, variables):
     LazyAdam as the thesis; Adam with the same settings, whose sparse (embedding-row) updates decay
     every row's moments as a dense gradient would (Keras's legacy Adam, LazyAdam's base class: the
     same slots and checkpoint keys); plain SGD, whose updates are the learning rate times the
-    (clipped) gradient, as in McCoy et al.'s code; or RMSProp (Tieleman and Hinton's: a running mean
-    of squared gradients with decay 0.9, no momentum), as Grefenstette et al. trained the memory LSTMs."""
+    (clipped) gradient, as in McCoy et al.'s code; RMSProp (Tieleman and Hinton's: a running mean
+    of squared gradients with decay 0.9, no momentum), as Grefenstette et al. trained the memory LSTMs;
+    or ADADELTA (Zeiler 2012, with DyNet's rho 0.95 and epsilon 1e-6: Aharoni and Goldberg trained the
+    hard-attention model with DyNet's; Zeiler's update is --learning_rate=1, the rate scales it)."""
     if name == "adam":
         return tf_stack.lazy_adam(learning_rate, variables)
     if name == "dense_adam":
         optimizer = tf.keras.optimizers.legacy.Adam(learning_rate=learning_rate, beta_1=0.9, beta_2=0.999, epsilon=1e-7)
     elif name == "rmsprop":
         optimizer = tf.keras.optimizers.legacy.RMSprop(learning_rate=learning_rate, rho=0.9, momentum=0.0)
+    elif name == "adadelta":
+        optimizer = tf.keras.optimizers.legacy.Adadelta(learning_rate=learning_rate, rho=0.95, epsilon=1e-6)
     else:
         optimizer = tf.keras.optimizers.legacy.SGD(learning_rate=learning_rate)
     optimizer._create_all_weights(variables)

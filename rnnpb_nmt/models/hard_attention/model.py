@@ -16,12 +16,17 @@ before the first feature, the features everything after them. The features' vect
 their embeddings: the paper concatenates one embedding per feature type, and a concatenation fed
 to a linear layer is a sum of per-feature projections, which per-symbol embeddings learn directly
 (and a sum needs no fixed list of feature types).
+
+Two options follow the authors' code where the paper is silent (issue 94 tests each on dev):
+``--tie_feedback`` embeds a previous action that wrote a character by that character's encoder
+row, and the inflection task's ``--end_of_word`` adds an ``<end>`` position after the lemma that
+the oracle steps onto before it stops.
 """
 
 import tensorflow as tf
 
 from rnnpb_nmt.data.symbols import STEP, is_feature_symbol
-from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, START_ID
+from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID, SPECIALS, START_ID
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
 from rnnpb_nmt.layers.hard_attention import advance, attend, forbid_step_past_end, teacher_forced_positions
@@ -41,6 +46,10 @@ class HardAttentionTransducer(TeacherForcedModel):
                             "(with --inflection_target=actions)")
         p = config.model
         self.step_id = vocab2.stoi[STEP]
+        self.end_of_word = config.data.end_of_word
+        # --tie_feedback: each action's row of char_embedding, -1 for those that keep their own.
+        self.feedback_chars = tf.constant([vocab1.stoi.get(a, -1) if a not in SPECIALS + (STEP,) else -1
+                                           for a in vocab2.itos]) if p.tie_feedback else None
         self.is_feature = tf.constant([is_feature_symbol(symbol) for symbol in vocab1.itos])
         self.char_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size, name="char_embedding")
         self.feature_embedding = tf.keras.layers.Embedding(len(vocab1), p.feature_size, name="feature_embedding")
@@ -63,16 +72,30 @@ class HardAttentionTransducer(TeacherForcedModel):
         return chars, lengths, features
 
     def encode(self, src, rng=None):
-        """(encoder states (B, N + 1, 2 * units) of ``<start>`` and the characters, lemma lengths
-        N (B,) = the pointer's last position, features' vector (B, feature_size))."""
+        """(encoder states (B, L + 1, 2 * units) of ``<start>``, the characters and, with
+        --end_of_word, ``<end>``, the pointer's last positions L (B,): the lemma lengths, one more
+        with --end_of_word; the features' vector (B, feature_size))."""
         chars, lengths, features = self.split_source(src)
-        with_start = tf.concat([tf.fill([tf.shape(src)[0], 1], START_ID), chars], axis=1)
+        batch = tf.shape(src)[0]
+        if self.end_of_word:
+            padded = tf.concat([chars, tf.fill([batch, 1], PAD_ID)], axis=1)
+            at_end = tf.equal(tf.range(tf.shape(padded)[1])[None, :], lengths[:, None])
+            chars, lengths = tf.where(at_end, END_ID, padded), lengths + 1
+        with_start = tf.concat([tf.fill([batch, 1], START_ID), chars], axis=1)
         encoded = self.encoder(self.char_embedding(with_start), lengths + 1, rng=rng)
         vector = tf.reduce_sum(self.feature_embedding(src) * tf.cast(features, tf.float32)[..., None], axis=1)
         return encoded, lengths, vector
 
+    def _feedback(self, previous):
+        """The previous actions' embeddings (with --tie_feedback, a character's is its encoder row)."""
+        own = self.action_embedding(previous)
+        if self.feedback_chars is None:
+            return own
+        chars = tf.gather(self.feedback_chars, previous)
+        return tf.where((chars >= 0)[..., None], self.char_embedding(tf.maximum(chars, 0)), own)
+
     def _decoder_inputs(self, encoded, positions, previous):
-        return tf.concat([attend(encoded, positions), self.action_embedding(previous)], axis=-1)
+        return tf.concat([attend(encoded, positions), self._feedback(previous)], axis=-1)
 
     def teacher_forced_logits(self, src, previous, rng=None):
         """Action logits (B, S, V2): the previous actions place the pointer (the steps among

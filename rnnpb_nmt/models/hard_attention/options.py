@@ -18,3 +18,8 @@ class ModelOptions:
     feature_size: int = option(100, "hard_attention: size of the features' vector, the sum of one embedding per "
                                     "feature (the paper concatenates 20 per feature)", 1, 1e5, legacy=100,
                                 only=("model", ("hard_attention",)))
+    tie_feedback: bool = option(False, "hard_attention: the previous action's embedding is, for an action that "
+                                       "writes a character of the lemmas' alphabet, that character's encoder "
+                                       "embedding (one table, as the authors' code; <step>, <start> and characters "
+                                       "only forms have keep rows of their own)", legacy=False,
+                                only=("model", ("hard_attention",)))

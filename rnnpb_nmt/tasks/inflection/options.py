@@ -19,3 +19,8 @@ class DataOptions:
         "among equally cheap alignments broken as that aligner does: insertions as early as possible)",
         choices=("levenshtein", "corpus", "corpus_early"), legacy="levenshtein",
         only=("inflection_target", ("actions",)))
+    end_of_word: bool = option(
+        False, "--inflection_target=actions: the lemma ends in an end-of-word position the oracle steps onto "
+        "after its last column, before <end> (the authors' code encodes <lemma>; the paper does not say), so "
+        "that --model=hard_attention reads a state for 'the input is consumed'", legacy=False,
+        only=("inflection_target", ("actions",)))

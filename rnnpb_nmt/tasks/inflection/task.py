@@ -126,8 +126,8 @@ class InflectionTask(Task):
 
     @staticmethod
     def _target(train, options):
-        """The target symbols of a (lemma, form) pair, as ``--inflection_target`` and ``--aligner``
-        (``options``: the data options) say; a corpus aligner (``corpus``, ``corpus_early``) is fit
+        """The target symbols of a (lemma, form) pair, as ``--inflection_target``, ``--aligner`` and
+        ``--end_of_word`` (``options``: the data options) say; a corpus aligner (``corpus``, ``corpus_early``) is fit
         on the ``train`` examples."""
         if options.inflection_target == "form":
             return lambda lemma, form: list(form)
@@ -135,7 +135,8 @@ class InflectionTask(Task):
         if options.aligner != "levenshtein":
             insertions = EARLY if options.aligner == "corpus_early" else LATE
             aligned = CorpusAligner([(lemma, form) for lemma, _, form in train], insertions=insertions).align
-        return lambda lemma, form: alignment_actions(aligned(lemma, form))
+        last = [STEP] if options.end_of_word else []  # onto the end-of-word position
+        return lambda lemma, form: alignment_actions(aligned(lemma, form)) + last
 
     def read_test(self, test_set, reference, target_language):
         """(source sequences, gold forms as character lists or None, the file they came from).
