@@ -341,7 +341,10 @@ EXPERIMENTS["tuning"] += [tuning_row(probe, trial, point) for probe, spec in TUN
 # point: the binding term off (same seeds: binding's effect at the operating point; TUNED_VARIANTS).
 # The bound Transformer-PB's other comparisons are design probes at the rung (TUNING_PROBES).
 OPEN_TEST = "easy/easy-full"
-TUNED_VARIANTS = {family: {"unbound": ["--pb_binding=none"]} for family in TUNING_FAMILIES if family.startswith("bound")}
+# variant -> (the flags it takes out of the trial's, by name; the flags it adds): unbound drops the
+# binding term's strength too, which a run without the term refuses.
+TUNED_VARIANTS = {family: {"unbound": (("--pb_binding", "--pb_binding_strength"), ["--pb_binding=none"])}
+                  for family in TUNING_FAMILIES if family.startswith("bound")}
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
@@ -350,10 +353,11 @@ def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", va
     family = trial["config"]
     bound = family.startswith("bound")
     config = f"{family}_tuned{'_' + variant if variant else ''}"
-    extra = TUNED_VARIANTS.get(family, {}).get(variant, [])
+    drops, extra = TUNED_VARIANTS.get(family, {}).get(variant, ((), []))
+    flags = [f for f in [*TUNING_SCHEDULE, *trial_flags(family, trial["point"])] if f.split("=", 1)[0] not in drops]
     row = {"name": f"{config}_{source}{target}_{folder.split('/')[-1]}_seed{seed}", "config": config, "seed": seed,
            "folder": folder, "source": source, "target": target, "training": FAIR_TRAINING,
-           "flags": [*TUNING_SCHEDULE, *trial_flags(family, trial["point"]), *extra, f"--seed={seed}"],
+           "flags": [*flags, *extra, f"--seed={seed}"],
            "test_flags": [], "thesis": None, "reverse_test": bound, "analyze": bound, "open_test": OPEN_TEST,
            "selected_by": f"tuning trial {trial['trial']}: dev BLEU {trial['best_dev_score']:.2f} (best of "
                           f"{TUNING_TRIALS} trials, {TUNING_PROMOTED} promoted at epoch {TUNING_RUNG})"}

@@ -115,7 +115,7 @@ def analyze(parts, working_dir, log):
         folder, prefix = ANALYSES[part]
         log(" ".join(command))
         with open(os.path.join(working_dir, f"analyze_log{'_' + part if prefix else ''}.txt"), "w") as out:
-            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+            run_logged(command, out, os.path.basename(working_dir), f"its {part} analysis")
         with open(os.path.join(working_dir, folder, "summary.json")) as f:
             summary = json.load(f)
         found.update({prefix + k: round(v, 4) for k, v in summary.items() if k.startswith("retrieval_")})
@@ -136,15 +136,26 @@ def run_row(row, data, working_dir, log, epochs=None):
     with open(os.path.join(working_dir, "train_log.txt"), "a") as out:
         if needs_training(working_dir, epochs or (_cap(row) if row.get("tune") else None)):
             log(" ".join(train))
-            subprocess.run(train, stdout=out, stderr=subprocess.STDOUT, check=True)
+            run_logged(train, out, row["name"], "training")
     tested = {}
     for name, test in tests:  # the reverse test writes its own files (prediction.outputs)
         with open(os.path.join(working_dir, f"test_log_{name}.txt" if len(tests) > 1 else "test_log.txt"), "w") as out:
             log(" ".join(test))
-            subprocess.run(test, stdout=out, stderr=subprocess.STDOUT, check=True)
+            run_logged(test, out, row["name"], "testing")
         tested[name] = test_result(row, data, working_dir, test, reverse=name.endswith("reverse"),
                                    folder=row["open_test"] if name.startswith(OPEN) else row["folder"])
     return {**summarize(row, working_dir, train, tested), **analyze(to_analyze, working_dir, log)}
+
+
+def run_logged(command, out, name, what):
+    """Run ``command`` with its output appended to the open file ``out``; if it fails, exit with one
+    line naming the row, the step and the log's last line (nmt.py's one-line error), not a traceback."""
+    if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode == 0:
+        return
+    out.flush()
+    with open(out.name, errors="replace") as f:
+        last = ([line.strip() for line in f if line.strip()] or ["(no output)"])[-1]
+    sys.exit(f"run_experiment.py: {name}: {what} failed: {last} (the log: {out.name})")
 
 
 def _cap(row):

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -50,6 +52,7 @@ def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(
         os.makedirs(out)
         with open(os.path.join(out, "summary.json"), "w") as f:
             json.dump({"retrieval_p_at_1_source_to_target": 0.912345, "epochs": 3}, f)
+        return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(run_experiment.subprocess, "run", fake_analysis)
     row = run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)
@@ -61,6 +64,20 @@ def test_dev_analysis_adds_the_dev_figures_to_a_recorded_row_and_keeps_the_rest(
     (results / "x.json").write_text("[]")
     with pytest.raises(SystemExit, match="--dev_analysis: bound is not a recorded row"):
         run_experiment.add_dev_analysis("x", BOUND_ROW, "/d", str(wd), log=lambda _: None)
+
+
+def test_a_failing_step_ends_the_script_in_one_line_naming_the_row_and_the_logs_last_line(tmp_path):
+    """A row whose training nmt.py refuses (as the unbound variant once did) stops with nmt.py's own
+    one-line error and where its log is, and the log keeps what came before."""
+    log = tmp_path / "train_log.txt"
+    log.write_text("an earlier run's output\n")
+    failing = [sys.executable, "-c", "print('loading'); print('error: --x=1: only for --model=y'); raise SystemExit(2)"]
+    with open(log, "a") as out, pytest.raises(SystemExit) as stop:
+        run_experiment.run_logged(failing, out, "row_a", "training")
+    assert str(stop.value) == f"run_experiment.py: row_a: training failed: error: --x=1: only for --model=y (the log: {log})"
+    assert log.read_text().startswith("an earlier run's output\nloading\n")
+    with open(log, "a") as out:
+        run_experiment.run_logged([sys.executable, "-c", "print('fine')"], out, "row_a", "training")
 
 
 def test_a_test_s_bleu_by_source_length_is_recorded_from_its_testing_statistics(tmp_path):

@@ -101,6 +101,31 @@ def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both
         assert change in probes[f"tune_bound_transformer_{name}_t3"] and change not in probes["tune_bound_transformer_k1_t3"]
 
 
+def accepted_by_nmt(command):
+    """The configuration ``nmt.py`` would train from ``command`` (a training command), or its UserError:
+    the flags parsed, a preset resolved and each flag checked against the run that reads it."""
+    from rnnpb_nmt import cli, config as config_lib, registry
+
+    given = cli.given_values(cli.parse(registry.models(), registry.tasks(), command[3:]))
+    config = config_lib.Config.from_flat(given)
+    config_lib.check_applicable(given, config)
+    return config
+
+
+def test_every_trial_and_final_row_trains_a_configuration_nmt_accepts(tmp_path):
+    """No row fails at its start: the unbound variant, made by --pb_binding=none after the trial's
+    flags, once kept the trial's --pb_binding_strength, which a run without the term refuses."""
+    rows = [r for r in EXPERIMENTS["tuning"] if r["config"] in TUNING_FAMILIES]
+    rows += [r for family in TUNING_FAMILIES for r in tuned_rows(finished_tuning(family))]
+    for row in rows:
+        config = accepted_by_nmt(run_experiment.commands(row, "/d", str(tmp_path))[0])
+        bound = row["config"].startswith("bound") and "_unbound_" not in row["name"]
+        assert (config.to_flat()["pb_binding"] == "soft") == bound, row["name"]
+    unbound = [r for r in rows if "_unbound_" in r["name"]]
+    assert len(unbound) == 3 * sum(f.startswith("bound") for f in TUNING_FAMILIES)
+    assert not any(f.startswith("--pb_binding_strength") for r in unbound for f in r["flags"])
+
+
 def test_a_final_row_is_also_tested_on_the_open_vocabulary_set_and_keeps_its_own_tests_files(tmp_path):
     row = tuned_rows(finished_tuning("bound_pbstate_k1"))[0]
     _, tests, _ = run_experiment.commands(row, "/d", str(tmp_path))
