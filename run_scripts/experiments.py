@@ -235,27 +235,19 @@ TUNING_FAMILIES = {
     # and decoders of 192 (the Transformer's width), the 768-number PB read as 4 slots, one refinement
     # step, bound as bound_pbstate_k1 (6.7 M; large: width 256, feed-forward 512, 1024-number PB, 9.3 M).
     "bound_transformer_k1": {"flags": BOUND_TRANSFORMER, "large": BOUND_TRANSFORMER_LARGE},
-    # The same with the PB read as a prefix of each language model's input (--pb_read=prefix: its 4
-    # slots before the words, no cross-attention; large: 8.2 M). A design probe until it earned
-    # a family's budget by the probes' rule (ninth session: 54.26 by epoch 12 at trial 3's point, the
-    # twin's trial 3 52.20): that probe's run is this family's trial 3 (the same command).
-    "bound_transformer_prefix_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_read=prefix"], "large": BOUND_TRANSFORMER_LARGE},
 }
-# Design probes (2026-12-06, sixth session): a variant of a family trained at one point of the space,
-# the point its twin family did best at by the rung, to see whether it earns a family's budget before
-# it is given one: when it beats the twin's trial there by more than 1 BLEU, about one seed's spread
-# (results/notes/scale.md). Recorded as tuning trials, shown beside the twin's trial; never promoted,
-# never in the final rows. The bound Transformer-PB with its proposal pooled by the slots' learned queries
-# rather than averaged (--pb_pool: a mean-pooled proposal spans only --units of the PB's dimensions)
-# and the trial's dropout in its encoders too (--proposal_dropout) (6.8 M; large 9.4 M). Then (seventh
-# session) the same with the PB read as 16 slots rather than 4, the same number of PB dimensions: a
-# wider fixed-size bottleneck for the decoder to attend over (one slot a word or two of these sentences).
-# Then (eighth session) the comparisons issue 90 asks of the bound Transformer-PB, each one change to its
-# selected point, at the rung rather than as final rows under the full schedule (a probe fits in a
-# session; a final row of it takes about three hours): K = 0 (the encoder's proposal alone, the matched
-# one-shot encoder) against K = 1, the PB read as a prefix of the decoder's input rather than through
-# cross-attention to its slots (a family since the ninth session: TUNING_FAMILIES), and the denoising
-# auto-encoding objective added (SONAR's recipe).
+# Design probes: a variant of a family trained at one point of the space, the point its twin family
+# did best at by the rung, to compare one design choice there. One that beats the twin's trial at that
+# point by more than PROBE_MARGIN BLEU (about one seed's spread, results/notes/scale.md) goes on under
+# the full schedule, as the twin's promoted trial does, and the twin family's selection is the best of
+# them under it: a design choice of the family, tuned at the family's best point (why not a family's
+# eight trials each: results/notes/bound_translation.md). Recorded as tuning trials, shown beside the
+# twin's. For the bound Transformer-PB: its proposal pooled by the slots' learned queries rather than
+# averaged (--pb_pool) with the trial's dropout in its encoders too (--proposal_dropout); the same with
+# the PB read as 16 slots rather than 4 (a wider bottleneck to attend over); K = 0, the encoder's
+# proposal alone (the matched one-shot encoder) against K = 1; the PB read as a prefix of each language
+# model's input rather than through cross-attention to its slots (--pb_read=prefix); the denoising
+# auto-encoding objective added (SONAR's recipe); and the last two together.
 TUNING_PROBES = {
     "bound_transformer_pool_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention"],
                                   "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True,
@@ -265,8 +257,13 @@ TUNING_PROBES = {
                                      "twin": "bound_transformer_k1", "trials": (3,)},
     **{f"bound_transformer_{name}": {"flags": [*BOUND_TRANSFORMER, change], "large": BOUND_TRANSFORMER_LARGE,
                                      "twin": "bound_transformer_k1", "trials": (3,)}
-       for name, change in (("k0", "--refine_steps=0"), ("denoise_k1", "--denoise_loss=1"))},
+       for name, change in (("k0", "--refine_steps=0"), ("prefix_k1", "--pb_read=prefix"),
+                            ("denoise_k1", "--denoise_loss=1"))},
+    "bound_transformer_prefix_denoise_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_read=prefix", "--denoise_loss=1"],
+                                            "large": BOUND_TRANSFORMER_LARGE, "twin": "bound_transformer_k1",
+                                            "trials": (3,)},
 }
+PROBE_MARGIN = 1.0
 
 
 def tuning_points(trials=TUNING_TRIALS, seed=TUNING_SEED):
@@ -310,10 +307,16 @@ def _at_rung(records, family):
 
 
 def promoted(records, family):
-    """The names of ``family``'s trials that go on past the rung: the TUNING_PROMOTED of the best
-    dev BLEU within TUNING_RUNG epochs (the earlier trial first on a tie), once every trial of the
-    family has reached the rung ([] until then). ``records``: the tuning experiment's results."""
+    """The names of ``family``'s trials that go on past the rung. A family's: the TUNING_PROMOTED of
+    the best dev BLEU within TUNING_RUNG epochs (the earlier trial first on a tie), once every trial of
+    the family has reached the rung ([] until then). A probe's (``family`` a TUNING_PROBES name): its
+    trials that beat the twin's trial at the same point by more than PROBE_MARGIN by the rung.
+    ``records``: the tuning experiment's results."""
     found = _at_rung(records, family)
+    if family in TUNING_PROBES:
+        twin = {r["trial"]: r for r in _at_rung(records, TUNING_PROBES[family]["twin"])}
+        return [r["name"] for r in found
+                if r["trial"] in twin and r["rung_dev_score"] > twin[r["trial"]]["rung_dev_score"] + PROBE_MARGIN]
     if len(found) < TUNING_TRIALS:
         return []
     ranked = sorted(found, key=lambda r: (-r["rung_dev_score"], r["trial"]))
@@ -321,12 +324,18 @@ def promoted(records, family):
 
 
 def selected(records, family):
-    """``family``'s selected trial (its record): the promoted trial of the best dev BLEU under the
-    full schedule, once every promoted trial has finished it (None until then)."""
-    finalists = [r for r in records if r["name"] in promoted(records, family)]
-    if len(finalists) < TUNING_PROMOTED or not all(r.get("full_schedule") for r in finalists):
+    """``family``'s selected trial (its record): of its promoted trial and its probes' promoted runs,
+    the best dev BLEU under the full schedule, once its promoted trial and every probe of it have
+    reached the rung and every one promoted has finished the full schedule (None until then)."""
+    probes = [p for p, spec in TUNING_PROBES.items() if spec["twin"] == family]
+    names = promoted(records, family)
+    if len(names) < TUNING_PROMOTED or any(len(_at_rung(records, p)) < len(TUNING_PROBES[p]["trials"]) for p in probes):
         return None
-    return max(finalists, key=lambda r: (r["best_dev_score"], -r["trial"]))
+    names += [name for p in probes for name in promoted(records, p)]
+    finalists = [r for r in records if r["name"] in names]
+    if not all(r.get("full_schedule") for r in finalists):
+        return None
+    return max(finalists, key=lambda r: (r["best_dev_score"], -r["trial"], r["config"] == family))
 
 
 EXPERIMENTS["tuning"] = [tuning_row(family, trial, point) for family in TUNING_FAMILIES
@@ -339,12 +348,13 @@ EXPERIMENTS["tuning"] += [tuning_row(probe, trial, point) for probe, spec in TUN
 # test, the others by a row each way) and seed 1 on easy50000, each tested once, also on the
 # open-vocabulary test set OPEN_TEST that no decision touched. For the bound families, at the same
 # point: the binding term off (same seeds: binding's effect at the operating point; TUNED_VARIANTS).
-# The bound Transformer-PB's other comparisons are design probes at the rung (TUNING_PROBES).
+# The bound Transformer-PB's other comparisons are design probes at the rung (TUNING_PROBES); a probe
+# the family selects gets the family's final rows under its own name.
 OPEN_TEST = "easy/easy-full"
 # variant -> (the flags it takes out of the trial's, by name; the flags it adds): unbound drops the
 # binding term's strength too, which a run without the term refuses.
 TUNED_VARIANTS = {family: {"unbound": (("--pb_binding", "--pb_binding_strength"), ["--pb_binding=none"])}
-                  for family in TUNING_FAMILIES if family.startswith("bound")}
+                  for family in [*TUNING_FAMILIES, *TUNING_PROBES] if family.startswith("bound")}
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
@@ -359,11 +369,21 @@ def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", va
            "folder": folder, "source": source, "target": target, "training": FAIR_TRAINING,
            "flags": [*flags, *extra, f"--seed={seed}"],
            "test_flags": [], "thesis": None, "reverse_test": bound, "analyze": bound, "open_test": OPEN_TEST,
-           "selected_by": f"tuning trial {trial['trial']}: dev BLEU {trial['best_dev_score']:.2f} (best of "
-                          f"{TUNING_TRIALS} trials, {TUNING_PROMOTED} promoted at epoch {TUNING_RUNG})"}
+           "selected_by": selected_by(trial)}
     if (seed, variant, folder, source, target) == (1, None, "easy/easy20000", "en", "de"):
         row["continues"] = trial["name"]  # the trial's own command: its working directory is copied, then tested
     return row
+
+
+def selected_by(trial):
+    """What chose ``trial`` (a selected trial's record), for its final rows' records."""
+    probe = trial["config"] in TUNING_PROBES
+    family = TUNING_PROBES[trial["config"]]["twin"] if probe else trial["config"]
+    what = f"design probe {trial['config']} at its twin's trial {trial['trial']}" if probe else f"tuning trial {trial['trial']}"
+    probes = (f", and its design probes more than {PROBE_MARGIN:g} BLEU over its trial at the same point by then"
+              if any(spec["twin"] == family for spec in TUNING_PROBES.values()) else "")
+    return (f"{what}: dev BLEU {trial['best_dev_score']:.2f} (best of {TUNING_TRIALS} trials, {TUNING_PROMOTED} "
+            f"promoted at epoch {TUNING_RUNG}{probes})")
 
 
 def tuned_rows(records):
@@ -376,7 +396,7 @@ def tuned_rows(records):
         ways = [("en", "de")] if family.startswith("bound") else [("en", "de"), ("de", "en")]
         rows += [tuned_row(trial, seed, source=a, target=b) for seed in (1, 2, 3) for a, b in ways]
         rows.append(tuned_row(trial, 1, folder="easy/easy50000"))
-        for variant in TUNED_VARIANTS.get(family, {}):
+        for variant in TUNED_VARIANTS.get(trial["config"], {}):
             seeds = (1, 2, 3) if variant == "unbound" else (1,)
             rows += [tuned_row(trial, seed, variant=variant) for seed in seeds]
     return rows

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, DEV_BLEU_CONFIGS, EXPERIMENTS, binding_strength  # noqa: E402
-from experiments import (TUNING_FAMILIES, TUNING_PROBES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE,  # noqa: E402
+from experiments import (PROBE_MARGIN, TUNING_FAMILIES, TUNING_PROBES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE,  # noqa: E402
                          TUNING_TRIALS)
 from experiments import OPEN_TEST, promoted, selected  # noqa: E402
 import peer_opennmt  # noqa: E402
@@ -1008,7 +1008,7 @@ def tuning_table(rows):
              "count shown), and it trains on every pair both ways in an epoch (about twice a one-way model's work "
              f"an epoch); dev BLEU here is en→de for every family. The bound side has {bound_families} families, "
              f"so {bound_families} times the trials of each other family, and the design probes below are more "
-             "tries of the bound side's.",
+             "tries of the bound side's (each a run at the rung, and the full schedule where it passed the margin).",
              "", f"| family | trial | dropout | label smoothing | learning rate | size | parameters | dev BLEU by "
              f"epoch {TUNING_RUNG} | best epoch of epochs (full schedule) | best dev BLEU (full schedule) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -1035,17 +1035,30 @@ def probe_table(rows):
         r = found.get(name)
         return f"{r['rung_dev_score']:.2f}" if r and "rung_dev_score" in r else "not run yet"
 
+    def full(name, probe):
+        r = found.get(name)
+        if name not in promoted(rows, probe):
+            return "– | –"
+        if not r.get("full_schedule"):
+            return f"promoted; {r['epochs']} epochs so far | –"
+        best = f"{r['best_dev_score']:.2f}"
+        return f"{r['best_epoch']} of {r['epochs']} | " + (f"**{best}** (selected)" if r is picks.get(probe) else best)
+
+    picks = {probe: selected(rows, spec["twin"]) for probe, spec in TUNING_PROBES.items()}
     lines = ["Design probes: a variant of a family trained at the point where its twin family did best by the "
-             "rung, to see whether it earns a family's budget, or to compare one design choice at the same budget "
-             "(`experiments.TUNING_PROBES`); never promoted, never tested.", "",
+             "rung, to compare one design choice at the same point (`experiments.TUNING_PROBES`). One more than "
+             f"{PROBE_MARGIN:g} BLEU over the twin's trial by then goes on under the full schedule, and the twin "
+             "family's selected configuration is the best of its promoted trial and these under it; no probe is "
+             "tested unless selected.", "",
              f"| variant | twin family | what differs from the twin | trial | dev BLEU by epoch {TUNING_RUNG}: variant | "
-             "twin |", "|---|---|---|---|---|---|"]
+             "twin | best epoch of epochs (full schedule) | best dev BLEU (full schedule) |",
+             "|---|---|---|---|---|---|---|---|"]
     for probe, spec in TUNING_PROBES.items():
         twin = spec["twin"]
         change = [f for f in spec["flags"] if f not in TUNING_FAMILIES[twin]["flags"]]
         change += ["--proposal_dropout (the trial's dropout)"] if spec.get("encoder_dropout") else []
         lines += [f"| {probe} | {twin} | `{' '.join(change)}` | {trial} | {rung(f'tune_{probe}_t{trial}')} | "
-                  f"{rung(f'tune_{twin}_t{trial}')} |" for trial in spec["trials"]]
+                  f"{rung(f'tune_{twin}_t{trial}')} | {full(f'tune_{probe}_t{trial}', probe)} |" for trial in spec["trials"]]
     return lines
 
 
@@ -1065,13 +1078,25 @@ def refine_table(rows):
     return lines + [""]
 
 
+def selection_text(rows, family):
+    """``family``'s selection in the headline: the trial (or design probe) and its dev BLEU, or how
+    far the protocol has come."""
+    pick = selected(rows, family)
+    if pick:
+        probe = f"{pick['config']} at " if pick["config"] != family else ""
+        return f"{probe}trial {pick['trial']}, **{pick['best_dev_score']:.2f}**"
+    at_rung = sum(1 for r in rows if r["config"] == family and "rung_dev_score" in r)
+    finalist = [r for r in rows if r["name"] in promoted(rows, family) and r.get("full_schedule")]
+    if not finalist:
+        return f"{at_rung} of {TUNING_TRIALS} trials at the rung"
+    return (f"trial {finalist[0]['trial']} {finalist[0]['best_dev_score']:.2f} under the full schedule; the selection "
+            "waits for its design probes")
+
+
 def tuning_headline(rows):
     picks = []
     for family in TUNING_FAMILIES:
-        pick = selected(rows, family)
-        at_rung = sum(1 for r in rows if r["config"] == family and "rung_dev_score" in r)
-        picks.append((family, f"trial {pick['trial']}, **{pick['best_dev_score']:.2f}**" if pick
-                      else f"{at_rung} of {TUNING_TRIALS} trials at the rung"))
+        picks.append((family, selection_text(rows, family)))
     return ("the selected trial's dev BLEU (en→de easy20000)", listing(picks), "– (not a paper's)",
             f"{len(rows)} of {len(EXPERIMENTS['tuning'])} trials")
 

@@ -4,8 +4,8 @@ promoted by successive halving on dev BLEU, the selected configuration chosen on
 import json
 
 
-from experiments import (EXPERIMENTS, TUNING_FAMILIES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SPACE, TUNING_TRIALS,
-                         promoted, selected, tuned_rows, tuning_points)
+from experiments import (EXPERIMENTS, PROBE_MARGIN, TUNING_FAMILIES, TUNING_PROBES, TUNING_PROMOTED, TUNING_RUNG,
+                         TUNING_SPACE, TUNING_TRIALS, promoted, selected, tuned_rows, tuning_points)
 import results_table
 import run_experiment
 
@@ -72,12 +72,24 @@ def test_the_table_shows_every_trials_rung_score_and_the_full_schedule_only_for_
     assert json.dumps(EXPERIMENTS["tuning"])  # the rows stay plain data
 
 
-def finished_tuning(family):
+def finished_tuning(family, probes=None):
+    """A family's tuning finished (trial 5 promoted and selected, 61.00), with each of its design
+    probes at the rung: ``probes`` {probe: (its rung score, its full-schedule score or None)}; a probe
+    not named is level with the twin's trial at its point (not promoted)."""
     scores = [50.0, 55.0, 40.0, 55.0, 60.0, 30.0, 20.0, 10.0]
     records = trials(scores, full={5: 61.0, 2: 62.5, 4: 59.0})
     points = {r["trial"]: r["point"] for r in EXPERIMENTS["tuning"] if r["config"] == family}
-    return [{**r, "config": family, "name": f"tune_{family}_t{r['trial']}", "point": points[r["trial"]]}
-            for r in records]
+    records = [{**r, "config": family, "name": f"tune_{family}_t{r['trial']}", "point": points[r["trial"]]}
+               for r in records]
+    for probe, spec in TUNING_PROBES.items():
+        if spec["twin"] != family:
+            continue
+        rung, full = (probes or {}).get(probe, (None, None))
+        for r in [r for r in records if r["config"] == family and r["trial"] in spec["trials"]]:
+            score = r["rung_dev_score"] if rung is None else rung
+            records.append({**r, "config": probe, "name": f"tune_{probe}_t{r['trial']}", "rung_dev_score": score,
+                            "full_schedule": full is not None, "best_dev_score": full or score})
+    return records
 
 
 def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both_ways_easy50000_and_variants():
@@ -115,14 +127,15 @@ def accepted_by_nmt(command):
 def test_every_trial_and_final_row_trains_a_configuration_nmt_accepts(tmp_path):
     """No row fails at its start: the unbound variant, made by --pb_binding=none after the trial's
     flags, once kept the trial's --pb_binding_strength, which a run without the term refuses."""
-    rows = [r for r in EXPERIMENTS["tuning"] if r["config"] in TUNING_FAMILIES]
+    rows = list(EXPERIMENTS["tuning"])
     rows += [r for family in TUNING_FAMILIES for r in tuned_rows(finished_tuning(family))]
+    rows += tuned_rows(finished_tuning("bound_transformer_k1", {"bound_transformer_prefix_k1": (70.0, 70.0)}))
     for row in rows:
         config = accepted_by_nmt(run_experiment.commands(row, "/d", str(tmp_path))[0])
         bound = row["config"].startswith("bound") and "_unbound_" not in row["name"]
         assert (config.to_flat()["pb_binding"] == "soft") == bound, row["name"]
     unbound = [r for r in rows if "_unbound_" in r["name"]]
-    assert len(unbound) == 3 * sum(f.startswith("bound") for f in TUNING_FAMILIES)
+    assert len(unbound) == 3 * (1 + sum(f.startswith("bound") for f in TUNING_FAMILIES))
     assert not any(f.startswith("--pb_binding_strength") for r in unbound for f in r["flags"])
 
 
@@ -183,9 +196,9 @@ def test_the_probe_table_shows_each_probes_change_and_its_twins_score_at_the_sam
     records = [{"name": "tune_bound_transformer_k1_t3", "rung_dev_score": 52.2},
                {"name": "tune_bound_transformer_k0_t3", "rung_dev_score": 48.0}]
     lines = {line.split("|")[1].strip(): line for line in results_table.probe_table(records) if line.startswith("| bound")}
-    assert lines["bound_transformer_k0"].endswith("| `--refine_steps=0` | 3 | 48.00 | 52.20 |")
+    assert lines["bound_transformer_k0"].endswith("| `--refine_steps=0` | 3 | 48.00 | 52.20 | – | – |")
     assert "| `--denoise_loss=1` | 3 | not run yet | 52.20 |" in lines["bound_transformer_denoise_k1"]
-    assert "bound_transformer_prefix_k1" not in lines  # a family since it earned one
+    assert "| `--pb_read=prefix` | 3 | not run yet | 52.20 | – | – |" in lines["bound_transformer_prefix_k1"]
     assert "--pb_pool=attention --proposal_dropout" in lines["bound_transformer_pool_k1"]
 
 
@@ -196,16 +209,27 @@ def test_the_refinement_sweep_table_lists_each_k_in_order_with_both_ways_and_is_
     assert lines[-3:] == ["| tune_x_t3 | 2 | en→de 49.00 / de→en 51.00 |", "| tune_x_t3 | 10 | en→de 50.00 / de→en 52.50 |", ""]
 
 
-def test_a_probe_that_earned_a_family_keeps_its_run_as_that_familys_trial_at_its_point():
-    """The prefix reading's probe beat its twin at trial 3 by more than the rule's 1 BLEU: its family's
-    trial 3 is the probe's own row (the same name and flags), the other trials are the shared points,
-    and once selected it gets the bound families' final rows."""
-    rows = {r["name"]: r for r in EXPERIMENTS["tuning"] if r["config"] == "bound_transformer_prefix_k1"}
-    twin = {r["trial"]: r for r in EXPERIMENTS["tuning"] if r["config"] == "bound_transformer_k1"}
-    assert sorted(r["trial"] for r in rows.values()) == list(range(1, 9))
-    for r in rows.values():
-        assert r["point"] == twin[r["trial"]]["point"]
-        assert [f for f in r["flags"] if f not in twin[r["trial"]]["flags"]] == ["--pb_read=prefix"]
-    assert "bound_transformer_prefix_k1" in TUNING_FAMILIES
-    final = {r["name"] for r in tuned_rows(finished_tuning("bound_transformer_prefix_k1"))}
-    assert "bound_transformer_prefix_k1_tuned_unbound_ende_easy20000_seed2" in final and len(final) == 3 + 1 + 3
+def test_a_probe_over_the_margin_goes_on_under_the_full_schedule_and_the_best_of_them_is_the_familys_pick():
+    """A design probe more than PROBE_MARGIN over its twin's trial at the rung is promoted; the family's
+    selection waits for every probe's rung and every promoted one's full schedule, then takes the best
+    under it, and a selected probe's final rows carry its name and flags."""
+    family, prefix, denoise = "bound_transformer_k1", "bound_transformer_prefix_k1", "bound_transformer_denoise_k1"
+    # the probes' point is trial 3, where the twin has 40.00 by the rung (finished_tuning)
+    records = finished_tuning(family, {prefix: (40.0 + PROBE_MARGIN + 0.01, None), denoise: (40.0 + PROBE_MARGIN, None)})
+    assert promoted(records, prefix) == [f"tune_{prefix}_t3"] and promoted(records, denoise) == []
+    assert selected(records, family) is None  # the promoted probe has not finished its full schedule
+    assert selected([r for r in records if r["config"] != denoise], family) is None  # nor every probe its rung
+    records = finished_tuning(family, {prefix: (45.0, 60.5)})
+    assert selected(records, family)["name"] == f"tune_{family}_t5"  # 61.00 under the full schedule
+    records = finished_tuning(family, {prefix: (45.0, 63.0)})
+    pick = selected(records, family)
+    assert pick["name"] == f"tune_{prefix}_t3"
+    rows = {r["name"]: r for r in tuned_rows(records)}
+    assert len(rows) == 3 + 1 + 3 and all(name.startswith(f"{prefix}_tuned_") for name in rows)
+    seed2 = rows[f"{prefix}_tuned_ende_easy20000_seed2"]
+    assert "--pb_read=prefix" in seed2["flags"] and seed2["selected_by"].startswith(
+        f"design probe {prefix} at its twin's trial 3: dev BLEU 63.00")
+    assert rows[f"{prefix}_tuned_ende_easy20000_seed1"]["continues"] == f"tune_{prefix}_t3"
+    assert "--pb_binding=none" in rows[f"{prefix}_tuned_unbound_ende_easy20000_seed3"]["flags"]
+    text = "\n".join(results_table.probe_table(records))
+    assert "| 45.00 | 40.00 | 20 of 30 | **63.00** (selected) |" in text
