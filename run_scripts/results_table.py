@@ -1046,7 +1046,7 @@ def probe_table(rows):
 
     picks = {probe: selected(rows, spec["twin"]) for probe, spec in TUNING_PROBES.items()}
     lines = ["Design probes: a variant of a family trained at the point where its twin family did best by the "
-             "rung, to compare one design choice at the same point (`experiments.TUNING_PROBES`). One more than "
+             "rung, to compare one design choice at the same point (`experiments.TUNING_PROBES`). A probe more than "
              f"{PROBE_MARGIN:g} BLEU over the twin's trial by then goes on under the full schedule, and the twin "
              "family's selected configuration is the best of its promoted trial and these under it; no probe is "
              "tested unless selected.", "",
