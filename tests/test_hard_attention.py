@@ -123,7 +123,7 @@ def test_end_of_word_reads_an_end_position_after_each_lemma():
 
 def test_tie_feedback_embeds_a_written_character_by_its_encoder_row():
     """--tie_feedback: an action writing a lemma character is fed back as that character's
-    char_embedding row; <start>, <step> and a character only forms have keep their own rows."""
+    char_embedding row; <start>, <step> and a character found only in forms keep their own rows."""
     vocab1, vocab2, _, _ = encoded([("ab", ["pos=V"], "abx")])
     model = model_of(vocab1, vocab2, tie_feedback=True)
     actions = tf.constant([[START_ID, model.step_id, vocab2.stoi["a"], vocab2.stoi["b"], vocab2.stoi["x"]]])

@@ -21,5 +21,5 @@ class ModelOptions:
     tie_feedback: bool = option(False, "hard_attention: the previous action's embedding is, for an action that "
                                        "writes a character of the lemmas' alphabet, that character's encoder "
                                        "embedding (one table, as the authors' code; <step>, <start> and characters "
-                                       "only forms have keep rows of their own)", legacy=False,
+                                       "found only in forms keep rows of their own)", legacy=False,
                                 only=("model", ("hard_attention",)))
