@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+from budgeted_runs import last_line  # noqa: E402
 import experiments  # noqa: E402
 from experiments import EXPERIMENTS, TESTING, TRAINING, promoted  # noqa: E402
 from rnnpb_nmt import registry  # noqa: E402
@@ -153,9 +154,7 @@ def run_logged(command, out, name, what):
     if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode == 0:
         return
     out.flush()
-    with open(out.name, errors="replace") as f:
-        last = ([line.strip() for line in f if line.strip()] or ["(no output)"])[-1]
-    sys.exit(f"run_experiment.py: {name}: {what} failed: {last} (the log: {out.name})")
+    sys.exit(f"run_experiment.py: {name}: {what} failed: {last_line(out.name) or '(no output)'} (the log: {out.name})")
 
 
 def _cap(row):
