@@ -66,13 +66,18 @@ ORACLE = "corpus"  # the one protocol's (run_inflection.py's default for the har
 # too (ADADELTA, Zeiler's step); "tied_feedback" and "end_of_word", the authors' code's feedback
 # embeddings and end-of-lemma position.
 PAPER_STOPPING = ["--early_stopping_metric=score", "--early_stopping_steps=20", "--max_epochs=100"]
-RECIPES = {"ours": {"suffix": "", "flags": []},
-           "paper_stopping": {"suffix": "_paper_stopping", "flags": PAPER_STOPPING},
-           "per_example": {"suffix": "_per_example", "flags": [*PAPER_STOPPING, "--batch_size=1"]},
+# "base": the recipe each changes one thing of, which the dev tables compare it with.
+RECIPES = {"ours": {"suffix": "", "flags": [], "base": None},
+           "paper_stopping": {"suffix": "_paper_stopping", "flags": PAPER_STOPPING, "base": "ours"},
+           "per_example": {"suffix": "_per_example", "flags": [*PAPER_STOPPING, "--batch_size=1"],
+                           "base": "paper_stopping"},
            "adadelta": {"suffix": "_adadelta",
-                        "flags": [*PAPER_STOPPING, "--batch_size=1", "--optimizer=adadelta", "--learning_rate=1"]},
-           "tied_feedback": {"suffix": "_tied_feedback", "flags": [*PAPER_STOPPING, "--tie_feedback"]},
-           "end_of_word": {"suffix": "_end_of_word", "flags": [*PAPER_STOPPING, "--end_of_word"]}}
+                        "flags": [*PAPER_STOPPING, "--batch_size=1", "--optimizer=adadelta", "--learning_rate=1"],
+                        "base": "per_example"},
+           "tied_feedback": {"suffix": "_tied_feedback", "flags": [*PAPER_STOPPING, "--tie_feedback"],
+                             "base": "paper_stopping"},
+           "end_of_word": {"suffix": "_end_of_word", "flags": [*PAPER_STOPPING, "--end_of_word"],
+                           "base": "paper_stopping"}}
 RECIPE = "ours"
 TESTING = ["--do_testing", "--device=cpu"]
 # Training time of one model (its finished epochs): 40 minutes, where early stopping ended every

@@ -334,7 +334,7 @@ def oracle_table(cells):
     dev: per set with a cell of more than one variant (an aligner, trained by a recipe), each
     variant's single-model and vote dev accuracy (its latest cell), for the variants recorded (one
     not yet run has no column); the aligners compared under the protocol's recipe, and each other
-    recipe against the protocol's with the same aligner."""
+    recipe against the recipe it changes one thing of (its ``base``), with the same aligner."""
     latest = {(c["collection"], c["set"], (aligner_of(c), recipe_of(c))): c
               for c in cells if c["model"] == MODELS["hard"]["name"]}
     recorded = {variant for _, _, variant in latest}
@@ -358,7 +358,8 @@ def oracle_table(cells):
             row += [percent(c["members"][0]["dev"]["accuracy"]) if c else "–", vote or "–"]
         lines.append(f"| {collection} | {name} | " + " | ".join(row) + " |")
     groups = [[v for v in variants if v[1] == HARD_RECIPE]]
-    groups += [[(a, HARD_RECIPE), (a, r)] for a, r in variants if r != HARD_RECIPE and (a, HARD_RECIPE) in recorded]
+    groups += [[(a, base), (a, r)] for a, r in variants
+               if (base := HARD_RECIPES[r]["base"]) and (a, base) in recorded]
     return lines + [""] + [oracle_averages(latest, sets, group) for group in groups if len(group) > 1] + [""]
 
 

@@ -431,3 +431,14 @@ def test_translate_mode_is_judged_against_do_testing_of_the_same_model():
     assert "- `a`: 0.95× (target ≥ 0.9) ✓, 100.0% of its translations equal to `--do_testing`'s" in lines
     assert "- `b`: 0.80× (target ≥ 0.9) ✗" in lines
     assert not any("✓" in line for line in results_table.translate_mode_lines("quick_translate_mode", run))
+
+
+def test_the_oracle_table_compares_each_recipe_with_the_recipe_it_changes_one_thing_of():
+    cells = [dict(inflection_cell(accuracy), recipe=recipe) for accuracy, recipe in
+             ((0.90, "ours"), (0.95, "paper_stopping"), (0.96, "tied_feedback"))]
+    averages = [line for line in results_table.oracle_table(cells) if line.startswith("Averages")]
+    assert averages == [
+        "Averages: single models over the 1 sets that have each: corpus 90.00, corpus + paper_stopping 95.00; "
+        "votes: no set has one of each yet.",
+        "Averages: single models over the 1 sets that have each: corpus + paper_stopping 95.00, "
+        "corpus + tied_feedback 96.00; votes: no set has one of each yet."]
