@@ -442,3 +442,13 @@ def test_the_oracle_table_compares_each_recipe_with_the_recipe_it_changes_one_th
         "votes: no set has one of each yet.",
         "Averages: single models over the 1 sets that have each: corpus + paper_stopping 95.00, "
         "corpus + tied_feedback 96.00; votes: no set has one of each yet."]
+
+
+def test_the_readme_row_of_the_tuned_fight_names_each_familys_selection_or_how_far_it_has_come(monkeypatch):
+    monkeypatch.setattr(results_table, "selected",
+                        lambda rows, family: {"config": "transformer"} if family == "transformer" else None)
+    line = results_table.tuned_fight([], lambda config: f"<{config}>")
+    assert "<transformer_tuned> (transformer)" in line
+    assert (f"not selected yet (bound_pbstate_k1: 0 of {results_table.TUNING_TRIALS} trials at the rung)"
+            in line)
+    assert line.count("; ") == len(results_table.TUNING_FAMILIES) - 1
