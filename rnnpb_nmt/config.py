@@ -122,6 +122,12 @@ class _TrainingCore:
         0, "an epoch is this many training pairs, the next of a stream through them pass after pass (each pass "
            "in its own order), so that the dev measurement, early stopping and checkpoints come every N pairs "
            "(0: an epoch is one pass; rnnpb_nmt/train/epoch_length.py)", 0, 1e9, legacy=0)
+    batch_order: str = option(
+        "shuffled", "the training batches: shuffled (--batch_size pairs of similar lengths from length buckets, in a "
+                    "new order every pass) or fixed (McCoy et al.'s question-formation code: --batch_size pairs of one "
+                    "source length, a length's last unfinished batch left out, the batches shuffled once by --seed "
+                    "and then cycled in that order for the whole run; rnnpb_nmt/train/epoch_length.py)",
+        choices=("shuffled", "fixed"), legacy="shuffled")
     curriculum_epochs: int = option(
         0, "a length curriculum: epoch e < N trains only on the pairs whose source is at most shortest + "
            "(longest - shortest) * e / N long, epoch N and later on all (0: every pair from the start; "
@@ -371,7 +377,7 @@ def check_applicable(given, config):
     """A UserError for the first of ``given`` (flat names: the flags given) that has a value other
     than its default and that the run of ``config`` does not read (``only=``): without it, one
     family's flag given to another family's model (attention to a model without any) would be
-    silently ignored."""
+    silently ignored. Likewise for a flag that --batch_order=fixed leaves no room for."""
     for section in SECTIONS.values():
         for f in fields(section):
             if f.name in given and given[f.name] != f.default and not applies(f.name, config):
@@ -380,3 +386,8 @@ def check_applicable(given, config):
                 run = " ".join(_as_flag(key, config.to_flat()[key]) for key, _ in chain)
                 raise UserError(f"{_as_flag(f.name, given[f.name])}: only for {needed} (this run: {run}); "
                                 "it would be ignored")
+    fixed = config.training.batch_order == "fixed"
+    for name in ("batch_tokens", "curriculum_epochs") if fixed else ():
+        if getattr(config.training, name):
+            raise UserError(f"--{name}={getattr(config.training, name)}: not with --batch_order=fixed, whose batches "
+                            "are --batch_size pairs of one source length in one order for the whole run")

@@ -1,10 +1,14 @@
-"""--epoch_examples: epochs of N pairs cut from a stream through the corpus."""
+"""--epoch_examples: epochs of N pairs cut from a stream through the corpus; --batch_order=fixed:
+one cycle of batches of one source length, made once."""
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
 
+from rnnpb_nmt.config import Config, check_applicable
+from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train.curriculum import curriculum_indices
-from rnnpb_nmt.train.epoch_length import stream_indices
+from rnnpb_nmt.train.epoch_length import fixed_epoch, fixed_order_batches, stream_indices
 
 
 @given(st.integers(1, 40), st.integers(1, 60), st.integers(1, 6), st.integers(0, 2**32 - 1))
@@ -47,3 +51,44 @@ def test_under_a_curriculum_the_stream_runs_through_the_pairs_it_keeps(setup):
     assert len(kept) < len(corpus.train_src)
     pairs = drawn(make_trainer(epoch_examples=len(kept) + 5, curriculum_epochs=3), corpus, 1)
     assert set(pairs) == kept and len(pairs) == len(kept) + 5
+
+
+@given(st.lists(st.integers(1, 6), max_size=60), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_fixed_order_batches_are_full_batches_of_one_length_and_leave_out_only_each_lengths_remainder(
+        lengths, batch_size, seed):
+    batches = fixed_order_batches(lengths, batch_size, seed)
+    assert all(len(b) == batch_size and len({lengths[i] for i in b}) == 1 for b in batches)
+    taken = [i for b in batches for i in b]
+    assert len(taken) == len(set(taken))  # no pair twice
+    for length in set(lengths):
+        pairs = lengths.count(length)
+        assert sum(lengths[i] == length for i in taken) == pairs - pairs % batch_size
+    assert batches == fixed_order_batches(lengths, batch_size, seed)  # made by --seed alone
+
+
+def test_fixed_order_batches_are_shuffled_across_lengths():
+    batches = fixed_order_batches([1, 2, 3] * 40, 2, seed=5)
+    assert [b[0] % 3 for b in batches] != sorted(b[0] % 3 for b in batches)
+
+
+def test_fixed_epochs_go_round_the_one_cycle_where_the_last_epoch_stopped():
+    cycle = [[0], [1], [2], [3], [4]]
+    assert [fixed_epoch(cycle, e, 4, 2) for e in (1, 2, 3)] == [[[0], [1]], [[2], [3]], [[4], [0]]]
+    assert fixed_epoch(cycle, 3, 0, 2) == cycle  # without --epoch_examples: a pass, in the same order
+    assert fixed_epoch([], 1, 4, 2) == []
+
+
+def test_the_trainer_with_fixed_order_trains_each_epoch_on_the_next_batches_of_the_cycle(setup):
+    make_trainer, corpus = setup
+    trainer = make_trainer(batch_order="fixed", batch_size=2, epoch_examples=6)
+    cycle = fixed_order_batches([len(s) for s in corpus.train_src], 2, 7)
+    for epoch in (1, 2):
+        batches = trainer.epoch_batches(corpus, epoch, np.random.default_rng(0))
+        assert [[int(i) for i in batch["index"].numpy()] for _, batch in batches] == fixed_epoch(cycle, epoch, 6, 2)
+
+
+@pytest.mark.parametrize("flag", [{"batch_tokens": 100}, {"curriculum_epochs": 2}])
+def test_fixed_order_refuses_the_batching_flags_it_leaves_no_room_for(flag):
+    given = {"batch_order": "fixed", **flag}
+    with pytest.raises(UserError, match=f"--{next(iter(flag))}=.*not with --batch_order=fixed"):
+        check_applicable(given, Config.from_flat(given))

@@ -70,6 +70,13 @@ RUNS = {
     "encdec_srn_location_questions": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
                                                              "--attention_positions=8", "--early_stopping_metric=score"],
                                       "model/attention"),
+    # McCoy et al.'s code's batches and free-running loss (run_question_formation.py --recipe
+    # their_code, whose plain SGD has no state to resume): the cycle of fixed batches goes on where
+    # the last epoch stopped, and the cut free-running batches resume too.
+    "encdec_gru_location_their_code": ("question_formation", [
+        "--model=encdec", *LAYERS, "--cell=gru", "--attention=location", "--attention_positions=8", "--batch_size=2",
+        "--teacher_forcing=0.5", "--free_running_cut", "--batch_order=fixed", "--epoch_examples=6"],
+        "model/attention"),
     # --optimizer=rmsprop (the paper's, for the memory LSTMs): its mean squares are resumed too.
     "deque_lstm": ("transduction", ["--model=deque_lstm", *MEMORY, "--deque_biases=per_end", "--deque_off_bias=-4",
                                    "--optimizer=rmsprop"],

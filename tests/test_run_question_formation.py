@@ -363,3 +363,16 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
     for name in ("test", "gen"):
         lines = (tmp_path / "res" / "question_formation" / f"srn_location.score.{name}.tsv").read_text().splitlines()
         assert [line.split("\t")[0] for line in lines] == covered[name]
+
+
+def test_the_authors_whole_recipe_trains_with_their_optimiser_layers_cut_and_batch_order(tmp_path, monkeypatch):
+    _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe="their_code")
+    command = runs.trained[0][0]
+    given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
+    assert (given["optimizer"], given["batch_size"], given["learning_rate"], given["teacher_forcing"]) == (
+        "sgd", 5, 0.005, 0.5)
+    assert (given["decoder_input"], given["embedding_init"], given["free_running_cut"], given["batch_order"]) == (
+        "combined", "normal", True, "fixed")
+    settings = {k: v for k, v in given.items() if v is not None and k in config.names(flag=True)}
+    config.check_applicable(settings, config.Config.from_flat(settings))  # no flag refused or ignored
+    assert flag(command, "working_dir").endswith(os.path.join("gru_location.authors.their_code", "seed1"))

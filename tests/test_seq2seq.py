@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnpb_nmt.data.vocabulary import Vocabulary
+from rnnpb_nmt.data.vocabulary import END_ID, Vocabulary
+from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.infer import search
 from rnnpb_nmt.models.losses import decoder_inputs
+from rnnpb_nmt.models.seq2seq.model import cut_after_first_end
 from rnnpb_nmt.train import workdir
 from rnnpb_nmt.train.checkpoints import RunCheckpoints
 
@@ -61,11 +63,42 @@ def test_training_without_teacher_forcing_reads_the_decoders_own_greedy_predicti
         model = model_of(cell, attention, attention_style=style, teacher_forcing=forcing)
         forced, free = model._target_logits(SRC, TGT).numpy(), greedy_logits(model, SRC, TGT.shape[1])
         assert not np.allclose(free, forced, atol=1e-3)  # untrained, its own predictions are not the targets
-        trained = [model._target_logits(SRC, TGT, rng).numpy() for _ in range(1 if forcing == 0 else 12)]
+        trained = [model._scored_targets(SRC, TGT, rng)[0].numpy() for _ in range(1 if forcing == 0 else 12)]
         kinds = {next(kind for kind, reference in (("free", free), ("forced", forced))
                       if np.allclose(logits, reference, atol=1e-5)) for logits in trained}
         # A coin per batch: both kinds among 12 batches at 0.5 (p = 1 - 2 / 2**12)
         assert kinds == ({"free"} if forcing == 0 else {"free", "forced"})
+
+
+def test_the_cut_pads_every_target_out_after_the_step_the_first_pair_predicts_end():
+    tgt = tf.constant([[4, 5, 6, 2], [6, 6, 6, 2]])
+    np.testing.assert_array_equal(cut_after_first_end(tgt, tf.constant([5, 2, 7, 2])), [[4, 5, 0, 0], [6, 6, 0, 0]])
+    np.testing.assert_array_equal(cut_after_first_end(tgt, tf.constant([5, 7, 7, 7])), tgt)  # never: all scored
+
+
+@pytest.mark.parametrize("cell,attention", [("gru", "location"), ("lstm", "none")])
+def test_a_cut_free_running_batch_is_scored_only_up_to_the_first_pairs_end(cell, attention):
+    rng = tf.random.Generator.from_seed(1)
+    cut = model_of(cell, attention, teacher_forcing=0.0, free_running_cut=True)
+    whole = model_of(cell, attention, teacher_forcing=0.0)
+    for model in (cut, whole):
+        model._scored_targets(SRC, TGT)  # builds the weights
+    greedy = np.argmax(greedy_logits(cut, SRC, TGT.shape[1]), axis=-1)
+    np.testing.assert_array_equal(cut._scored_targets(SRC, TGT, rng)[1], cut_after_first_end(TGT, greedy[0]))
+    bias = cut.output_layer.bias.numpy()
+    bias[END_ID] = 100.0  # every step now predicts <end>: the batch ends at its first step
+    cut.output_layer.bias.assign(bias)
+    logits, scored = cut._scored_targets(SRC, TGT, rng)
+    np.testing.assert_array_equal(scored, [[4, 0, 0, 0], [6, 0, 0, 0]])
+    losses, _, _ = cut.sentence_losses({"src": SRC, "tgt": TGT}, "parallel", rng)
+    first = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=TGT[:, 0], logits=logits[:, 0])
+    np.testing.assert_allclose(losses, first, rtol=1e-5)  # the loss of the one step taken
+    np.testing.assert_array_equal(whole._scored_targets(SRC, TGT, rng)[1], TGT)
+
+
+def test_the_cut_without_free_running_batches_is_refused_in_one_line():
+    with pytest.raises(UserError, match="--free_running_cut: only with --teacher_forcing below 1"):
+        model_of("gru", "none", free_running_cut=True)
 
 
 @pytest.mark.parametrize("attention", ["location", "content"])

@@ -29,12 +29,17 @@ class TeacherForcedModel(NMTModel):
     def _target_logits(self, src, tgt, rng=None):
         """The logits (B, T, V) the targets ``tgt`` are scored against: teacher-forced (a model
         that trains some batches otherwise, seq2seq with ``--teacher_forcing`` below 1, adds
-        that here)."""
+        that in ``_scored_targets``)."""
         return self.teacher_forced_logits(src, decoder_inputs(tgt), rng)
+
+    def _scored_targets(self, src, tgt, rng=None):
+        """The logits and the targets training scores them against: ``_target_logits`` and ``tgt``
+        (seq2seq's free-running batches may score fewer of the target's words)."""
+        return self._target_logits(src, tgt, rng), tgt
 
     def sentence_losses(self, batch, kind, rng=None):
         # ``kind`` is always "parallel": these models train on no monolingual batches.
-        ce, tokens = summed_cross_entropy(self._target_logits(batch["src"], batch["tgt"], rng), batch["tgt"],
+        ce, tokens = summed_cross_entropy(*self._scored_targets(batch["src"], batch["tgt"], rng),
                                           self.config.training.label_smoothing)
         return ce, 0.0, {"cross_entropy": ce, "perplexity": tf.exp(ce / tokens)}
 

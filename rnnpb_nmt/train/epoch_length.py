@@ -32,3 +32,31 @@ def stream_indices(n, epoch, size, seed):
         taken.extend(int(i) for i in part)
         start += len(part)
     return taken
+
+
+# Apart from the stream above and every other stream seeded by --seed.
+FIXED = 0xF1ED
+
+
+def fixed_order_batches(lengths, batch_size, seed):
+    """The batches of --batch_order=fixed, as McCoy et al.'s code made them once before training:
+    the pairs of each source length (``lengths``, one a pair) in an order seeded by ``seed``, cut into
+    batches of ``batch_size`` (lists of pair numbers), a length's last unfinished batch left out;
+    then the batches in one shuffled order. Their epochs cycle through it (``fixed_epoch``)."""
+    rng = np.random.default_rng([seed, FIXED])
+    lengths = np.asarray(lengths)
+    batches = []
+    for length in np.unique(lengths):
+        same = rng.permutation(np.flatnonzero(lengths == length))
+        batches += [same[i:i + batch_size].tolist() for i in range(0, len(same) - batch_size + 1, batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def fixed_epoch(batches, epoch, size, batch_size):
+    """The batches (of the cycle ``batches``) epoch ``epoch`` (1-based) trains on: one pass through
+    them, or with an epoch of ``size`` pairs (--epoch_examples) the next size / batch_size of them,
+    where the epoch before stopped, round and round in the same order."""
+    if not batches or not size:
+        return list(batches)
+    count = max(1, size // batch_size)
+    return [batches[i % len(batches)] for i in range((epoch - 1) * count, epoch * count)]

@@ -17,7 +17,7 @@ from rnnpb_nmt.data.dataset import make_dataset, padded_lengths, token_batches
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.train import interrupts, schedules
 from rnnpb_nmt.train.curriculum import curriculum_indices
-from rnnpb_nmt.train.epoch_length import stream_indices
+from rnnpb_nmt.train.epoch_length import fixed_epoch, fixed_order_batches, stream_indices
 from rnnpb_nmt.run_stats import EpochTotals, StepResult
 
 
@@ -91,9 +91,9 @@ class Trainer:
         key = np.random.SeedSequence([self.config.seed, epoch]).generate_state(1, np.uint64)[0]
         self.rng.reset_from_key_counter(int(key), [0, 0])
 
-    def dataset(self, kind, src, tgt=None, epoch=0, cycle=0, keep=None):
+    def dataset(self, kind, src, tgt=None, epoch=0, cycle=0, keep=None, batches=None):
         """One pass over training data of batch kind ``kind`` (the sentences numbered ``keep``, or
-        all), distributed over the replicas.
+        all; or the given ``batches``, lists of sentence numbers), distributed over the replicas.
 
         The order is a permutation fixed by --seed, ``epoch``, ``cycle`` (the pass within the
         epoch, for data that is cycled) and ``kind``; with --batch_tokens, the batches made in that
@@ -102,7 +102,9 @@ class Trainer:
         rng = np.random.default_rng([self.config.seed, epoch, cycle, zlib.crc32(kind.encode())])
         keep = np.arange(len(src), dtype=np.int32) if keep is None else np.asarray(keep, np.int32)
         order = rng.permutation(keep)  # the same permutation an int64 array of the numbers had
-        if self.config.batch_tokens:
+        if batches is not None:
+            data = make_dataset(src, tgt, batches=batches)
+        elif self.config.batch_tokens:
             batches = token_batches(padded_lengths(src, tgt), order, self.config.batch_tokens,
                                     self.strategy.num_replicas_in_sync, rng)
             data = make_dataset(src, tgt, batches=batches)
@@ -114,7 +116,8 @@ class Trainer:
 
     def epoch_batches(self, corpus, epoch, rng):
         """(kind, batch) pairs of training epoch ``epoch``: shuffled parallel batches (of the pairs
-        ``epoch_pairs`` names), among which
+        ``epoch_pairs`` names; with --batch_order=fixed the epoch's share of one fixed cycle of
+        batches, ``epoch_length.fixed_epoch``), among which
         each draw is, with probability p_mono, a monolingual round instead (a batch of each of
         the model's ``monolingual_kinds`` that has data): so before each parallel batch come a
         geometric number of rounds, p_mono / (1 - p_mono) on average.
@@ -127,8 +130,14 @@ class Trainer:
         monos = [(kind, data) for kind, data in (("mono1", corpus.mono1), ("mono2", corpus.mono2))
                  if data and kind in self.model.monolingual_kinds]
         mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
-        for batch in self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch,
-                                  keep=self.epoch_pairs(corpus.train_src, epoch)):
+        if self.config.batch_order == "fixed":
+            parallel = self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch, batches=fixed_epoch(
+                fixed_order_batches([len(s) for s in corpus.train_src], self.config.batch_size, self.config.seed),
+                epoch, self.config.epoch_examples, self.config.batch_size))
+        else:
+            parallel = self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch,
+                                    keep=self.epoch_pairs(corpus.train_src, epoch))
+        for batch in parallel:
             while p_mono > 0 and monos and rng.random() < p_mono:
                 for kind, _ in monos:
                     yield kind, next(mono_iterators[kind])

@@ -24,12 +24,25 @@ import functools
 
 import tensorflow as tf
 
+from rnnpb_nmt.data.vocabulary import END_ID, PAD_ID
+from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.attention import ContentAttention, LocationAttention
 from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
 from rnnpb_nmt.layers.recurrent import StackedRNN
 from rnnpb_nmt.models.losses import decoder_inputs, reverse_words, token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
+
+
+def cut_after_first_end(tgt, first_predicted):
+    """``tgt`` (B, T) padded out after the first step at which ``first_predicted`` (T,), the batch's
+    first pair's greedy predictions, is ``<end>``: McCoy et al.'s code ends a free-running batch
+    there (at its ``.`` or ``?``, the step before our ``<end>``) and scores only the steps taken;
+    all of ``tgt`` when it never is."""
+    steps = tf.shape(tgt)[1]
+    ended = tf.equal(first_predicted, END_ID)
+    last = tf.where(tf.reduce_any(ended), tf.argmax(tf.cast(ended, tf.int32), output_type=tf.int32), steps - 1)
+    return tf.where(tf.range(steps)[None, :] <= last, tgt, tf.zeros_like(tgt) + PAD_ID)
 
 
 def embedding_init(options):
@@ -44,6 +57,9 @@ class EncoderDecoder(TeacherForcedModel):
 
     def __init__(self, config, vocab1, vocab2):
         super().__init__(config, vocab1, vocab2)
+        if config.training.free_running_cut and config.training.teacher_forcing == 1:
+            raise UserError("--free_running_cut: only with --teacher_forcing below 1 (this run: --teacher_forcing=1); "
+                            "it would be ignored")
         p = config.model
         self.src_embedding = tf.keras.layers.Embedding(len(vocab1), p.embedding_size,
                                                        embeddings_initializer=embedding_init(p), name="src_embedding")
@@ -157,10 +173,12 @@ class EncoderDecoder(TeacherForcedModel):
                              initializer=(tf.zeros([batch, self.config.model.units]), states))
         return tf.transpose(outputs, [1, 0, 2])
 
-    def _free_running_logits(self, src, tgt, rng):
+    def _free_running(self, src, tgt, rng):
         """Training without teacher forcing: each step reads the embedding of the word the decoder
         itself predicted (greedily) at the step before, as McCoy et al.'s code trained on half of its
-        batches; each step's prediction is still scored against the target's word there."""
+        batches; each step's prediction is still scored against the target's word there. Returns
+        the logits and the targets they are scored against: ``tgt``, or with --free_running_cut
+        ``tgt`` padded out after the step where the batch's first pair predicted ``<end>``."""
         start = self._start(src, rng)
         states, memory = start if self.attentive else (start, None)
         batch = tf.shape(tgt)[0]
@@ -173,18 +191,22 @@ class EncoderDecoder(TeacherForcedModel):
             return logits, tf.argmax(logits, axis=-1, output_type=tokens.dtype), state[0] if self.attentive else state
 
         first = decoder_inputs(tgt)[:, 0]  # <start>
-        logits, _, _ = tf.scan(body, tf.transpose(tgt), initializer=(
+        logits, predicted, _ = tf.scan(body, tf.transpose(tgt), initializer=(
             tf.zeros([batch, len(self.vocab2)]), first, states))
-        return tf.transpose(logits, [1, 0, 2])
+        logits = tf.transpose(logits, [1, 0, 2])
+        if not self.config.training.free_running_cut:
+            return logits, tgt
+        return logits, cut_after_first_end(tgt, predicted[:, 0])
 
-    def _target_logits(self, src, tgt, rng=None):
+    def _scored_targets(self, src, tgt, rng=None):
         """Teacher-forced, but in training with ``--teacher_forcing`` below 1 only on that share
         of the batches, the others free-running."""
-        teacher_forced = functools.partial(super()._target_logits, src, tgt, rng)
+        teacher_forced = functools.partial(self._target_logits, src, tgt, rng)
         forcing = self.config.training.teacher_forcing
         if rng is not None and forcing < 1:  # training: a coin per batch, from the epoch's generator
-            return tf.cond(rng.uniform([]) < forcing, teacher_forced, lambda: self._free_running_logits(src, tgt, rng))
-        return teacher_forced()
+            return tf.cond(rng.uniform([]) < forcing, lambda: (teacher_forced(), tgt),
+                           lambda: self._free_running(src, tgt, rng))
+        return teacher_forced(), tgt
 
     def teacher_forced_logits(self, src, previous, rng=None):
         embedded = self.tgt_embedding(previous)

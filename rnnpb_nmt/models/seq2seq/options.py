@@ -52,3 +52,8 @@ class TrainingOptions:
         1.0, "--model=encdec: the probability that a training batch's decoder reads the target's previous words; "
         "otherwise it reads its own previous greedy predictions (McCoy et al.'s code: 0.5)", 0, 1, legacy=1.0,
         only=ENCDEC)
+    free_running_cut: bool = option(
+        False, "--model=encdec with --teacher_forcing below 1: a batch trained on the decoder's own predictions is "
+        "scored only up to the step at which the batch's first pair predicts <end> (McCoy et al.'s code ends the whole "
+        "batch there, at its '.' or '?', a step before our <end>); without it every target word is scored",
+        legacy=False, only=ENCDEC)
