@@ -79,14 +79,15 @@ MAIN_STOPPING = "authors"
 # embeddings (notes/question_formation.md, 2026-11-28 (late)); "combined" and "n01" each of the two
 # alone, to tell which one matters. "noclip" is "layers" without gradient clipping, as the authors
 # trained (--gradient_clip=1e9: no clipping; issue 94's cheapest remaining difference to ablate).
-# "their_code" is as much of their code as is built: "sgd" with "layers", a free-running batch scored
-# only up to where its first pair ends (--free_running_cut), and batches of one source length made
-# once and cycled in one order (--batch_order=fixed) (notes/question_formation.md, 2026-11-28 (late)).
+# "their_code" is as much of their code as is built: "sgd" with "layers", PyTorch's initialisation of
+# the other weights (--weight_init=pytorch), a free-running batch scored only up to where its first
+# pair ends (--free_running_cut), and batches of one source length made once and cycled in one order
+# (--batch_order=fixed) (notes/question_formation.md, 2026-11-28 (late)).
 LAYERS = ["--decoder_input=combined", "--embedding_init=normal"]
 SGD = ["--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9", "--teacher_forcing=0.5"]
 RECIPES = {"adam": [],
            "sgd": SGD,
-           "their_code": [*SGD, *LAYERS, "--free_running_cut", "--batch_order=fixed"],
+           "their_code": [*SGD, *LAYERS, "--weight_init=pytorch", "--free_running_cut", "--batch_order=fixed"],
            "layers": LAYERS,
            "combined": ["--decoder_input=combined"],
            "n01": ["--embedding_init=normal"],
@@ -99,8 +100,9 @@ RECIPE_NOTES = {
     "sgd": "Trained as the authors' code trained (`--recipe sgd`): plain SGD, batches of 5, the same step per pair as "
            "their 0.001 on a summed loss, no clipping, teacher forcing on half the batches.",
     "their_code": "Trained as the authors' code trained and with its model's details, as far as built (`--recipe "
-                  "their_code`): `--recipe sgd` and `--recipe layers` together, a free-running batch scored only up to "
-                  "the step its first pair ends (`--free_running_cut`), and batches of one source length made once "
+                  "their_code`): `--recipe sgd` and `--recipe layers` together, PyTorch's initialisation of the other "
+                  "weights (`--weight_init=pytorch`), a free-running batch scored only up to the step its first pair "
+                  "ends (`--free_running_cut`), and batches of one source length made once "
                   "and cycled in one order (`--batch_order=fixed`).",
     "layers": "Trained as ours (Adam), with two details of the authors' model (`--recipe layers`): the decoder reads "
               "the ReLU of a linear map of [embedding; context] (`--decoder_input=combined`), and the embeddings "

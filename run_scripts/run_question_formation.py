@@ -20,7 +20,7 @@ restarts (seeds 1..N, each within the time budget of ``budgeted_runs.py``) into
 ``--recipe sgd`` (as the authors' code trained: plain SGD on batches of 5, teacher forcing on half of
 them, ``.sgd``), ``combined`` and ``n01`` (each of the layers recipe's two details alone), ``noclip``
 (the layers recipe without gradient clipping), ``their_code`` (``sgd`` and ``layers`` with the authors'
-cut free-running loss and fixed batch order).
+initialisation, cut free-running loss and fixed batch order).
 The same command again resumes an interrupted
 restart and skips a finished one (and its kept tests, unless it trained further or the test command changed).
 Each restart is tested on the shared ``question.dev`` and the generator's ``gen`` set (scored:

@@ -371,8 +371,8 @@ def test_the_authors_whole_recipe_trains_with_their_optimiser_layers_cut_and_bat
     given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
     assert (given["optimizer"], given["batch_size"], given["learning_rate"], given["teacher_forcing"]) == (
         "sgd", 5, 0.005, 0.5)
-    assert (given["decoder_input"], given["embedding_init"], given["free_running_cut"], given["batch_order"]) == (
-        "combined", "normal", True, "fixed")
+    assert (given["decoder_input"], given["embedding_init"], given["weight_init"], given["free_running_cut"],
+            given["batch_order"]) == ("combined", "normal", "pytorch", True, "fixed")
     settings = {k: v for k, v in given.items() if v is not None and k in config.names(flag=True)}
     config.check_applicable(settings, config.Config.from_flat(settings))  # no flag refused or ignored
     assert flag(command, "working_dir").endswith(os.path.join("gru_location.authors.their_code", "seed1"))

@@ -96,6 +96,34 @@ def test_a_cut_free_running_batch_is_scored_only_up_to_the_first_pairs_end(cell,
     np.testing.assert_array_equal(whole._scored_targets(SRC, TGT, rng)[1], TGT)
 
 
+@pytest.mark.parametrize("cell,attention,extra", [("gru", "location", {"decoder_input": "combined"}),
+                                                ("lstm", "content", {}),
+                                                ("srn", "content", {"bidirectional": True, "attention_style": "luong"})])
+def test_pytorch_initialisation_draws_every_weight_but_the_embeddings_within_pytorchs_bounds(cell, attention, extra):
+    model = model_of(cell, attention, weight_init="pytorch", **extra)
+    bounds = {v.ref(): model.config.model.units ** -0.5 for stack in (model.encoder, model.decoder)
+              for v in stack.trainable_weights}
+    linear = (model.output_layer, getattr(model, "combine", None), getattr(model, "attentional", None),
+              getattr(model.attention, "scorer", None))
+    bounds.update({v.ref(): int(layer.kernel.shape[0]) ** -0.5 for layer in linear if layer for v in layer.trainable_weights})
+    if attention == "content":
+        pair = (model.attention.keys, model.attention.queries)
+        fan_in = sum(int(layer.kernel.shape[0]) for layer in pair)  # McCoy et al.'s one layer over both
+        bounds.update({v.ref(): fan_in ** -0.5 for layer in pair for v in layer.trainable_weights})
+        bounds[model.attention.v.ref()] = 1.0
+    embeddings = {v.ref() for v in (*model.src_embedding.weights, *model.tgt_embedding.weights)}
+    assert set(bounds) | embeddings == {v.ref() for v in model.trainable_variables}  # every weight has its bound
+    for v in model.trainable_variables:
+        if v.ref() in bounds:
+            values, bound = np.abs(v.numpy()), bounds[v.ref()]
+            assert values.max() <= bound, v.name
+            if v.shape.num_elements() >= 32:
+                assert values.max() > 0.8 * bound and values.min() < 0.2 * bound, v.name  # uniform over the range
+    keras = model_of(cell, attention, **extra)
+    assert any(np.abs(v.numpy()).max() > 1.5 * keras.config.model.units ** -0.5 for v in keras.decoder.trainable_weights)
+    assert all(np.allclose(v.numpy(), 0) for v in keras.output_layer.trainable_weights if "bias" in v.name)
+
+
 def test_the_cut_without_free_running_batches_is_refused_in_one_line():
     with pytest.raises(UserError, match="--free_running_cut: only with --teacher_forcing below 1"):
         model_of("gru", "none", free_running_cut=True)
@@ -199,7 +227,7 @@ def test_a_tiny_attention_model_learns_to_reverse_exactly(cell, attention):
     assert outputs == [s[::-1] for s in sentences]
 
 
-@pytest.mark.parametrize("flag", ["--cell=tree", "--attention=global"])
+@pytest.mark.parametrize("flag", ["--cell=tree", "--attention=global", "--weight_init=xavier", "--batch_order=sorted"])
 def test_unknown_cells_and_attentions_are_refused_by_the_flag_parser(flag, capsys):
     from rnnpb_nmt.cli import build_parser
     with pytest.raises(SystemExit) as stop:

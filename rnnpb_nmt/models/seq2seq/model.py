@@ -90,6 +90,32 @@ class EncoderDecoder(TeacherForcedModel):
         if self.combined and read > p.embedding_size:  # McCoy et al.'s attn_combine
             self.combine = tf.keras.layers.Dense(p.embedding_size, name="combine")
             self.combine.build([None, read])
+        if p.weight_init == "pytorch":
+            self._initialise_as_pytorch()
+
+    def _initialise_as_pytorch(self):
+        """--weight_init=pytorch: every weight but the embeddings drawn again as PyTorch draws it
+        (McCoy et al.'s code kept its defaults): a recurrent layer's weights and biases uniform within
+        ±1/sqrt(units) (nn.GRU, nn.LSTM, nn.RNN), a linear layer's within ±1/sqrt(its inputs)
+        (nn.Linear), content attention's v within ±1. Our content attention is their one linear
+        layer over [encoder output; query] split in two (keys, queries): both take its bound."""
+        def uniform(variables, bound):
+            for v in variables:
+                v.assign(tf.random.uniform(v.shape, -bound, bound, dtype=v.dtype))
+
+        p = self.config.model
+        stacks = [self.encoder.forward_lstm, self.encoder.backward_lstm] if p.bidirectional else [self.encoder]
+        for stack in [*stacks, self.decoder]:
+            uniform(stack.trainable_weights, stack.units ** -0.5)
+        linear = [self.output_layer, *(getattr(self, name) for name in ("attentional", "combine") if hasattr(self, name))]
+        if isinstance(getattr(self, "attention", None), LocationAttention):
+            linear.append(self.attention.scorer)
+        for layer in linear:
+            uniform(layer.trainable_weights, int(layer.kernel.shape[0]) ** -0.5)
+        if isinstance(getattr(self, "attention", None), ContentAttention):
+            fan_in = int(self.attention.keys.kernel.shape[0]) + int(self.attention.queries.kernel.shape[0])
+            uniform([*self.attention.keys.trainable_weights, *self.attention.queries.trainable_weights], fan_in ** -0.5)
+            uniform([self.attention.v], 1.0)
 
     @property
     def attentive(self):

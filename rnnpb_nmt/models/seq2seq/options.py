@@ -44,6 +44,12 @@ class ModelOptions:
     embedding_init: str = option(
         "uniform", "encdec: the embeddings' initial values: uniform (Keras's, within ±0.05) or normal (N(0, 1), "
         "PyTorch's, as McCoy et al.'s code)", choices=("uniform", "normal"), legacy="uniform", only=ENCDEC)
+    weight_init: str = option(
+        "keras", "encdec: the other weights' initial values: keras (Glorot kernels, orthogonal recurrent kernels, zero "
+        "biases but the LSTM's forget gate's 1) or pytorch (PyTorch's defaults, as McCoy et al.'s code: every "
+        "recurrent weight and bias uniform within ±1/sqrt(--units), every linear layer's weight and bias within "
+        "±1/sqrt(its inputs), content attention's v within ±1)", choices=("keras", "pytorch"), legacy="keras",
+        only=ENCDEC)
 
 
 @dataclasses.dataclass(frozen=True)
