@@ -386,8 +386,8 @@ def check_applicable(given, config):
                 run = " ".join(_as_flag(key, config.to_flat()[key]) for key, _ in chain)
                 raise UserError(f"{_as_flag(f.name, given[f.name])}: only for {needed} (this run: {run}); "
                                 "it would be ignored")
-    fixed = config.training.batch_order == "fixed"
-    for name in ("batch_tokens", "curriculum_epochs") if fixed else ():
-        if getattr(config.training, name):
-            raise UserError(f"--{name}={getattr(config.training, name)}: not with --batch_order=fixed, whose batches "
-                            "are --batch_size pairs of one source length in one order for the whole run")
+    flat = config.to_flat()
+    for name in ("batch_tokens", "curriculum_epochs", "fresh_data") if flat["batch_order"] == "fixed" else ():
+        if flat.get(name):
+            raise UserError(f"{_as_flag(name, flat[name])}: not with --batch_order=fixed, whose batches are "
+                            "--batch_size pairs of one source length, made once, in one order for the whole run")

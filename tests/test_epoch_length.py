@@ -87,8 +87,16 @@ def test_the_trainer_with_fixed_order_trains_each_epoch_on_the_next_batches_of_t
         assert [[int(i) for i in batch["index"].numpy()] for _, batch in batches] == fixed_epoch(cycle, epoch, 6, 2)
 
 
-@pytest.mark.parametrize("flag", [{"batch_tokens": 100}, {"curriculum_epochs": 2}])
+@pytest.mark.parametrize("flag", [{"batch_tokens": 100}, {"curriculum_epochs": 2},
+                                  {"task": "transduction", "fresh_data": True}])
 def test_fixed_order_refuses_the_batching_flags_it_leaves_no_room_for(flag):
     given = {"batch_order": "fixed", **flag}
-    with pytest.raises(UserError, match=f"--{next(iter(flag))}=.*not with --batch_order=fixed"):
+    with pytest.raises(UserError, match=f"--{list(flag)[-1]}.*: not with --batch_order=fixed"):
         check_applicable(given, Config.from_flat(given))
+
+
+def test_fixed_order_without_a_full_batch_of_any_length_says_so_in_one_line(setup):
+    make_trainer, corpus = setup
+    trainer = make_trainer(batch_order="fixed", batch_size=len(corpus.train_src) + 1)
+    with pytest.raises(UserError, match="--batch_order=fixed: no source length has --batch_size="):
+        list(trainer.epoch_batches(corpus, 1, np.random.default_rng(0)))

@@ -55,6 +55,7 @@ class Trainer:
         self._optimizers, self._learning_rate_scale = None, 1.0
         self._epoch_steps = None  # the last epoch's, the next one's expected length (its progress bar)
         self._steps, self._batch_specs, self._gradient_fns = {}, {}, {}
+        self._fixed_batches = None  # --batch_order=fixed's cycle, made at the first epoch
         with self.strategy.scope():
             self.loss_scale = precision.loss_scale(self.config.mixed_precision)
 
@@ -132,8 +133,7 @@ class Trainer:
         mono_iterators = {kind: self._cycle(kind, data, epoch) for kind, data in monos}
         if self.config.batch_order == "fixed":
             parallel = self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch, batches=fixed_epoch(
-                fixed_order_batches([len(s) for s in corpus.train_src], self.config.batch_size, self.config.seed),
-                epoch, self.config.epoch_examples, self.config.batch_size))
+                self.fixed_batches(corpus.train_src), epoch, self.config.epoch_examples, self.config.batch_size))
         else:
             parallel = self.dataset("parallel", corpus.train_src, corpus.train_tgt, epoch,
                                     keep=self.epoch_pairs(corpus.train_src, epoch))
@@ -142,6 +142,15 @@ class Trainer:
                 for kind, _ in monos:
                     yield kind, next(mono_iterators[kind])
             yield "parallel", batch
+
+    def fixed_batches(self, src):
+        """--batch_order=fixed's one cycle of batches of the training sources ``src``, made once."""
+        if self._fixed_batches is None:
+            self._fixed_batches = fixed_order_batches(padded_lengths(src), self.config.batch_size, self.config.seed)
+            if not self._fixed_batches:
+                raise UserError(f"--batch_order=fixed: no source length has --batch_size={self.config.batch_size} "
+                                "training pairs, so there is no batch to train on")
+        return self._fixed_batches
 
     def epoch_pairs(self, src, epoch):
         """The numbers of the training pairs (of sources ``src``) epoch ``epoch`` trains on: those

@@ -34,13 +34,19 @@ from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
 
 
-def cut_after_first_end(tgt, first_predicted):
-    """``tgt`` (B, T) padded out after the first step at which ``first_predicted`` (T,), the batch's
-    first pair's greedy predictions, is ``<end>``: McCoy et al.'s code ends a free-running batch
-    there (at its ``.`` or ``?``, the step before our ``<end>``) and scores only the steps taken;
-    all of ``tgt`` when it never is."""
+# The words McCoy et al.'s code ends a free-running batch on (its question-formation sentences end
+# with one of them, and it has no end symbol); ours end with one of them and then <end>.
+SENTENCE_ENDS = (".", "?")
+
+
+def cut_after_first_end(tgt, predicted, ends):
+    """``tgt`` (B, T) padded out after the first step at which the batch's first pair's greedy
+    prediction (``predicted`` (T, B), each step's predictions) is one of the ids ``ends``: McCoy et
+    al.'s code ends a free-running batch there and scores only the steps taken. All of ``tgt`` when
+    it never is, or when the batch is empty (a replica's share of a short batch under --distribute)."""
     steps = tf.shape(tgt)[1]
-    ended = tf.equal(first_predicted, END_ID)
+    first = predicted[:, :1]  # (T, 1), or (T, 0) for an empty batch
+    ended = tf.reduce_any(tf.reduce_any(tf.equal(first[:, :, None], tf.constant(ends, first.dtype)), axis=-1), axis=1)
     last = tf.where(tf.reduce_any(ended), tf.argmax(tf.cast(ended, tf.int32), output_type=tf.int32), steps - 1)
     return tf.where(tf.range(steps)[None, :] <= last, tgt, tf.zeros_like(tgt) + PAD_ID)
 
@@ -96,8 +102,9 @@ class EncoderDecoder(TeacherForcedModel):
     def _initialise_as_pytorch(self):
         """--weight_init=pytorch: every weight but the embeddings drawn again as PyTorch draws it
         (McCoy et al.'s code kept its defaults): a recurrent layer's weights and biases uniform within
-        ±1/sqrt(units) (nn.GRU, nn.LSTM, nn.RNN), a linear layer's within ±1/sqrt(its inputs)
-        (nn.Linear), content attention's v within ±1. Our content attention is their one linear
+        ±1/sqrt(units) (nn.GRU, nn.LSTM, nn.RNN; the LSTM's and SRN's one bias the sum of two such
+        draws, as PyTorch's two are added), a linear layer's within ±1/sqrt(its inputs) (nn.Linear),
+        content attention's v within ±1. Our content attention is their one linear
         layer over [encoder output; query] split in two (keys, queries): both take its bound."""
         def uniform(variables, bound):
             for v in variables:
@@ -106,7 +113,13 @@ class EncoderDecoder(TeacherForcedModel):
         p = self.config.model
         stacks = [self.encoder.forward_lstm, self.encoder.backward_lstm] if p.bidirectional else [self.encoder]
         for stack in [*stacks, self.decoder]:
-            uniform(stack.trainable_weights, stack.units ** -0.5)
+            bound = stack.units ** -0.5
+            uniform([*stack.kernels, *stack.recurrent_kernels], bound)
+            for bias in stack.biases:
+                if bias.shape.rank == 2:  # the GRU keeps PyTorch's two biases (input, recurrent) apart
+                    uniform([bias], bound)
+                else:  # the LSTM's and SRN's one bias stands for PyTorch's b_ih + b_hh: two draws summed
+                    bias.assign(sum(tf.random.uniform(bias.shape, -bound, bound, dtype=bias.dtype) for _ in range(2)))
         linear = [self.output_layer, *(getattr(self, name) for name in ("attentional", "combine") if hasattr(self, name))]
         if isinstance(getattr(self, "attention", None), LocationAttention):
             linear.append(self.attention.scorer)
@@ -204,7 +217,8 @@ class EncoderDecoder(TeacherForcedModel):
         itself predicted (greedily) at the step before, as McCoy et al.'s code trained on half of its
         batches; each step's prediction is still scored against the target's word there. Returns
         the logits and the targets they are scored against: ``tgt``, or with --free_running_cut
-        ``tgt`` padded out after the step where the batch's first pair predicted ``<end>``."""
+        ``tgt`` padded out after the step where the batch's first pair predicted the end of its
+        sentence (``<end>``, or a word of SENTENCE_ENDS)."""
         start = self._start(src, rng)
         states, memory = start if self.attentive else (start, None)
         batch = tf.shape(tgt)[0]
@@ -222,7 +236,8 @@ class EncoderDecoder(TeacherForcedModel):
         logits = tf.transpose(logits, [1, 0, 2])
         if not self.config.training.free_running_cut:
             return logits, tgt
-        return logits, cut_after_first_end(tgt, predicted[:, 0])
+        ends = [END_ID, *(self.vocab2.stoi[word] for word in SENTENCE_ENDS if word in self.vocab2.stoi)]
+        return logits, cut_after_first_end(tgt, predicted, ends)
 
     def _scored_targets(self, src, tgt, rng=None):
         """Teacher-forced, but in training with ``--teacher_forcing`` below 1 only on that share

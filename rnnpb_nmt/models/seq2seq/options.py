@@ -47,7 +47,8 @@ class ModelOptions:
     weight_init: str = option(
         "keras", "encdec: the other weights' initial values: keras (Glorot kernels, orthogonal recurrent kernels, zero "
         "biases but the LSTM's forget gate's 1) or pytorch (PyTorch's defaults, as McCoy et al.'s code: every "
-        "recurrent weight and bias uniform within ±1/sqrt(--units), every linear layer's weight and bias within "
+        "recurrent weight and bias uniform within ±1/sqrt(--units) (the LSTM's and SRN's one bias the sum of two such, "
+        "as PyTorch's two biases add up), every linear layer's weight and bias within "
         "±1/sqrt(its inputs), content attention's v within ±1)", choices=("keras", "pytorch"), legacy="keras",
         only=ENCDEC)
 
@@ -60,6 +61,7 @@ class TrainingOptions:
         only=ENCDEC)
     free_running_cut: bool = option(
         False, "--model=encdec with --teacher_forcing below 1: a batch trained on the decoder's own predictions is "
-        "scored only up to the step at which the batch's first pair predicts <end> (McCoy et al.'s code ends the whole "
-        "batch there, at its '.' or '?', a step before our <end>); without it every target word is scored",
+        "scored only up to the step at which the batch's first pair predicts the end of its sentence (<end>, '.' or "
+        "'?'), as McCoy et al.'s code ends the whole batch there (under --distribute, each replica's first pair); "
+        "without it every target word is scored",
         legacy=False, only=ENCDEC)
