@@ -365,7 +365,7 @@ def test_two_tiny_restarts_train_resumably_and_a_finished_one_is_not_trained_aga
         assert [line.split("\t")[0] for line in lines] == covered[name]
 
 
-def test_the_their_code_recipe_gives_nmt_py_the_authors_optimiser_layers_initialisation_cut_and_batch_order(tmp_path, monkeypatch):
+def test_the_their_code_recipe_gives_nmt_py_the_authors_optimiser_layers_init_cut_and_batch_order(tmp_path, monkeypatch):
     _, runs, _ = fake_cell(tmp_path, monkeypatch, {1: 0.6}, stopping="authors", recipe="their_code")
     command = runs.trained[0][0]
     given = vars(cli.build_parser(models()).parse_args(command[3:]))  # nmt.py's own parser takes every flag
