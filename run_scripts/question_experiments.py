@@ -81,13 +81,17 @@ MAIN_STOPPING = "authors"
 # trained (--gradient_clip=1e9: no clipping; issue 94's cheapest remaining difference to ablate).
 # "their_code" is as much of their code as is built: "sgd" with "layers", PyTorch's initialisation of
 # the other weights (--weight_init=pytorch), a free-running batch scored only up to where its first
-# pair ends (--free_running_cut), and batches of one source length made once and cycled in one order
-# (--batch_order=fixed) (notes/question_formation.md, 2026-11-28 (late)).
+# pair ends (--free_running_cut), batches of one source length made once and cycled in one order
+# (--batch_order=fixed), and location attention's softmax over their 20 positions (their MAX_LENGTH:
+# 20, which no source of theirs or ours exceeds; ours count <end> too, hence 21), those past the
+# sentence reading zeros (--attention_padding=zeros) (notes/question_formation.md, 2026-11-28 (late)).
 LAYERS = ["--decoder_input=combined", "--embedding_init=normal"]
 SGD = ["--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9", "--teacher_forcing=0.5"]
+LOCATION_ONLY = ("--attention_positions", "--attention_padding")  # a recipe's flags the other cells leave out
 RECIPES = {"adam": [],
            "sgd": SGD,
-           "their_code": [*SGD, *LAYERS, "--weight_init=pytorch", "--free_running_cut", "--batch_order=fixed"],
+           "their_code": [*SGD, *LAYERS, "--weight_init=pytorch", "--free_running_cut", "--batch_order=fixed",
+                          "--attention_positions=21", "--attention_padding=zeros"],
            "layers": LAYERS,
            "combined": ["--decoder_input=combined"],
            "n01": ["--embedding_init=normal"],
@@ -102,8 +106,9 @@ RECIPE_NOTES = {
     "their_code": "Trained as the authors' code trained and with its model's details, as far as built (`--recipe "
                   "their_code`): `--recipe sgd` and `--recipe layers` together, PyTorch's initialisation of the other "
                   "weights (`--weight_init=pytorch`), a free-running batch scored only up to the step its first pair "
-                  "ends (`--free_running_cut`), and batches of one source length made once "
-                  "and cycled in one order (`--batch_order=fixed`).",
+                  "ends (`--free_running_cut`), batches of one source length made once and cycled in one order "
+                  "(`--batch_order=fixed`), and with location attention a softmax over their 20 positions, those "
+                  "past the sentence reading zeros (`--attention_positions=21 --attention_padding=zeros`).",
     "layers": "Trained as ours (Adam), with two details of the authors' model (`--recipe layers`): the decoder reads "
               "the ReLU of a linear map of [embedding; context] (`--decoder_input=combined`), and the embeddings "
               "start from N(0, 1) (`--embedding_init=normal`).",
@@ -130,8 +135,10 @@ PAPER = {"srn_none": (0.00, 0.49), "srn_location": (0.93, 0.435), "srn_content":
 def training_flags(cell, seed, stopping=MAIN_STOPPING, recipe=MAIN_RECIPE):
     """The training flags of one restart of ``cell`` stopped by ``stopping`` and optimised by
     ``recipe`` (data, grammar and working directory apart); a flag of the criterion or the recipe
-    replaces TRAINING's (--max_epochs, --batch_size, ...)."""
-    chosen = [*STOPPING[stopping], *RECIPES[recipe]]
+    replaces TRAINING's (--max_epochs, --batch_size, ...); a cell without location attention leaves
+    out the recipe's LOCATION_ONLY flags, which its model would refuse."""
+    location = "--attention=location" in CELLS[cell]
+    chosen = [*STOPPING[stopping], *(f for f in RECIPES[recipe] if location or not f.startswith(LOCATION_ONLY))]
     given = {flag.split("=")[0] for flag in chosen}
     return [*(f for f in TRAINING if f.split("=")[0] not in given), *chosen, *CELLS[cell], f"--seed={seed}"]
 

@@ -70,3 +70,21 @@ def test_content_attention_is_additive_attention_worked_by_hand():
 def test_masked_softmax_of_one_real_position_puts_all_weight_there():
     weights = masked_softmax(tf.constant([[3.0, -1e30, 50.0]]), tf.constant([[False, True, False]]))
     np.testing.assert_array_equal(weights.numpy(), [[0.0, 1.0, 0.0]])
+
+
+def test_location_attention_over_zero_padding_loses_the_weight_of_the_positions_past_the_sentence():
+    """padding="zeros" (McCoy et al.'s code): one softmax over all the layer's positions; a sentence's
+    weights are that softmax on its own positions, and the rest reads zero outputs, lost to the context."""
+    attention = LocationAttention(7, padding="zeros", name="a")
+    attention.build_for(6, 4)
+    values, mask, query = batch()  # 3 sentences of 5, 2 and 1 positions, padded to 5
+    context, weights = attention(query, attention.memory(values, mask))
+    everywhere = tf.nn.softmax(attention.scorer(query), axis=-1).numpy()  # over the 7 positions
+    expected = everywhere[:, :5] * mask.numpy()
+    np.testing.assert_allclose(weights.numpy(), expected, atol=1e-6)
+    assert (weights.numpy().sum(axis=1) < 1 - 1e-3).all()  # every sentence loses some weight
+    np.testing.assert_allclose(context.numpy(), np.einsum("bs,bsd->bd", expected, values.numpy()), atol=1e-6)
+    shorter = LocationAttention(3, padding="zeros", name="b")  # a batch longer than the positions
+    shorter.build_for(6, 4)
+    _, weights = shorter(query, shorter.memory(values, mask))
+    assert weights.shape == (3, 5) and (weights.numpy()[:, 3:] == 0).all()

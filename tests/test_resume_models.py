@@ -74,7 +74,8 @@ RUNS = {
     # their_code, whose plain SGD has no state to resume): the cycle of fixed batches goes on where
     # the last epoch stopped, and the cut free-running batches resume too.
     "encdec_gru_location_their_code": ("question_formation", [
-        "--model=encdec", *LAYERS, "--cell=gru", "--attention=location", "--attention_positions=8", "--weight_init=pytorch",
+        "--model=encdec", *LAYERS, "--cell=gru", "--attention=location", "--attention_positions=8", "--attention_padding=zeros",
+        "--weight_init=pytorch",
         "--batch_size=2",
         "--teacher_forcing=0.5", "--free_running_cut", "--batch_order=fixed", "--epoch_examples=6"],
         "model/attention"),

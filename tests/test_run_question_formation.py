@@ -376,3 +376,15 @@ def test_the_their_code_recipe_gives_nmt_py_the_authors_optimiser_layers_init_cu
     settings = {k: v for k, v in given.items() if v is not None and k in config.names(flag=True)}
     config.check_applicable(settings, config.Config.from_flat(settings))  # no flag refused or ignored
     assert flag(command, "working_dir").endswith(os.path.join("gru_location.authors.their_code", "seed1"))
+
+
+@pytest.mark.parametrize("cell", ["gru_location", "gru_content", "srn_none"])
+def test_the_their_code_recipe_is_a_configuration_nmt_accepts_with_any_attention(cell):
+    """Location attention's flags of the recipe (their 20 positions, the softmax over zero padding) go to
+    the location cells only; the other cells' models would refuse them."""
+    flags = question_experiments.training_flags(cell, 1, "authors", "their_code")
+    given = vars(cli.build_parser(models()).parse_args([*flags, "--working_dir=w"]))
+    settings = {k: v for k, v in given.items() if v is not None and k in config.names(flag=True)}
+    config.check_applicable(settings, config.Config.from_flat(settings))
+    location = cell.endswith("location")
+    assert (given["attention_padding"], given["attention_positions"]) == (("zeros", 21) if location else (None, None))

@@ -8,14 +8,17 @@ weigh:
 - ``LocationAttention``: a linear layer maps the query to one score per source *position*, up to
   ``positions`` of them (the paper: "a vector of length equal to the number of words in the
   input"; the original code sized it to the longest sentence). The scores ignore what the
-  encoder says at a position, only where it is; positions past ``positions`` get no weight.
+  encoder says at a position, only where it is; positions past ``positions`` get no weight. With
+  ``padding="zeros"`` (McCoy et al.'s code) the softmax runs over all ``positions``, those past the
+  sentence's end reading zero encoder outputs: the weight they take is lost to the context.
 - ``ContentAttention``: additive attention (Bahdanau et al. 2015, the original code's content
   attention): score_j = v . tanh(W_k e_j + W_q q + b), from the query and each encoder output e_j.
 
 Both are built by ``build_for(query_dim, value_dim)`` and take a *memory* made once per source
 batch (``memory(values, mask)``): a tuple of tensors with the sentence on axis 0, so that search
 can tile and reorder it with the decoder state.
-Padding positions get weight exactly 0 and the weights of a sentence sum to 1.
+Padding positions get weight exactly 0 and the weights of a sentence sum to 1 (but for location
+attention's ``padding="zeros"``, whose sentence weights sum to at most 1).
 """
 
 import tensorflow as tf
@@ -39,9 +42,9 @@ def context(weights, values):
 class LocationAttention(tf.keras.layers.Layer):
     """Weights from the query alone, one learned score per source position."""
 
-    def __init__(self, positions, **kwargs):
+    def __init__(self, positions, padding="masked", **kwargs):
         super().__init__(**kwargs)
-        self.positions = positions
+        self.positions, self.padding = positions, padding
         self.scorer = tf.keras.layers.Dense(positions, name="scores")
 
     def build_for(self, query_dim, value_dim):
@@ -58,9 +61,12 @@ class LocationAttention(tf.keras.layers.Layer):
         values, mask = memory
         scores = self.scorer(query)
         length = tf.shape(mask)[1]
-        # A source longer than the layer's positions: the positions past them are never attended to.
-        scores = tf.pad(scores, [[0, 0], [0, tf.maximum(0, length - self.positions)]], constant_values=NEG)
-        weights = masked_softmax(scores[:, :length], mask)
+        beyond = [[0, 0], [0, tf.maximum(0, length - self.positions)]]  # a source longer than the positions
+        if self.padding == "zeros":  # the softmax over every position; those past the sentence read zeros
+            weights = tf.pad(tf.nn.softmax(scores, axis=-1), beyond)[:, :length] * tf.cast(mask, scores.dtype)
+            return context(weights, values), weights
+        # The positions past the layer's are never attended to.
+        weights = masked_softmax(tf.pad(scores, beyond, constant_values=NEG)[:, :length], mask)
         return context(weights, values), weights
 
 

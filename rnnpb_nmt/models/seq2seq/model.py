@@ -87,8 +87,8 @@ class EncoderDecoder(TeacherForcedModel):
         self.decoder.build([None, self.decoder_input_size])
         self.output_layer.build([None, p.units])
         if self.attentive:
-            self.attention = (LocationAttention(p.attention_positions, name="attention") if p.attention == "location"
-                              else ContentAttention(p.units, name="attention"))
+            self.attention = (LocationAttention(p.attention_positions, p.attention_padding, name="attention")
+                              if p.attention == "location" else ContentAttention(p.units, name="attention"))
             self.attention.build_for(p.units if self.luong else p.embedding_size + p.units, context)
         if self.luong:  # Luong et al.'s W_c: the attentional state from the decoder state and the context
             self.attentional = tf.keras.layers.Dense(p.units, activation="tanh", use_bias=False, name="attentional")

@@ -33,6 +33,11 @@ class ModelOptions:
     attention_positions: int = option(64, "--attention=location: source positions (words + <end>) it can weigh; "
                                       "later positions get no weight", 1, 1e5, legacy=64,
                                       only=("attention", ("location",)))
+    attention_padding: str = option(
+        "masked", "--attention=location: masked (the weights are a softmax over the sentence's own positions) or "
+        "zeros (McCoy et al.'s code: a softmax over all --attention_positions, the positions past the sentence "
+        "reading zero encoder outputs, so that the weight they take is lost to the context)",
+        choices=("masked", "zeros"), legacy="masked", only=("attention", ("location",)))
 
     # McCoy et al.'s code differs from ours in the decoder's input layer and the embeddings' scale
     # (notes/question_formation.md, 2026-11-28): both as options, to probe the generalisation gap.
