@@ -82,16 +82,17 @@ MAIN_STOPPING = "authors"
 # "their_code" is as much of their code as is built: "sgd" with "layers", PyTorch's initialisation of
 # the other weights (--weight_init=pytorch), a free-running batch scored only up to where its first
 # pair ends (--free_running_cut), batches of one source length made once and cycled in one order
-# (--batch_order=fixed), and location attention's softmax over their 20 positions (their MAX_LENGTH:
-# 20, which no source of theirs or ours exceeds; ours count <end> too, hence 21), those past the
-# sentence reading zeros (--attention_padding=zeros) (notes/question_formation.md, 2026-11-28 (late)).
+# (--batch_order=fixed), their dropout on the decoder's input words only (--dropout_style=decoder_words),
+# and location attention's softmax over their 20 positions (their MAX_LENGTH: 20, which no source of
+# theirs or ours exceeds; ours count <end> too, hence 21), those past the sentence reading zeros
+# (--attention_padding=zeros) (notes/question_formation.md, 2026-11-28 (late) and 2026-12-07).
 LAYERS = ["--decoder_input=combined", "--embedding_init=normal"]
 SGD = ["--optimizer=sgd", "--batch_size=5", "--learning_rate=0.005", "--gradient_clip=1e9", "--teacher_forcing=0.5"]
 LOCATION_ONLY = ("--attention_positions", "--attention_padding")  # a recipe's flags the other cells leave out
 RECIPES = {"adam": [],
            "sgd": SGD,
            "their_code": [*SGD, *LAYERS, "--weight_init=pytorch", "--free_running_cut", "--batch_order=fixed",
-                          "--attention_positions=21", "--attention_padding=zeros"],
+                          "--dropout_style=decoder_words", "--attention_positions=21", "--attention_padding=zeros"],
            "layers": LAYERS,
            "combined": ["--decoder_input=combined"],
            "n01": ["--embedding_init=normal"],
@@ -107,7 +108,8 @@ RECIPE_NOTES = {
                   "their_code`): `--recipe sgd` and `--recipe layers` together, PyTorch's initialisation of the other "
                   "weights (`--weight_init=pytorch`), a free-running batch scored only up to the step its first pair "
                   "ends (`--free_running_cut`), batches of one source length made once and cycled in one order "
-                  "(`--batch_order=fixed`), and with location attention a softmax over their 20 positions, those "
+                  "(`--batch_order=fixed`), dropout on the decoder's input words only, a new mask every step "
+                  "(`--dropout_style=decoder_words`), and with location attention a softmax over their 20 positions, those "
                   "past the sentence reading zeros (`--attention_positions=21 --attention_padding=zeros`).",
     "layers": "Trained as ours (Adam), with two details of the authors' model (`--recipe layers`): the decoder reads "
               "the ReLU of a linear map of [embedding; context] (`--decoder_input=combined`), and the embeddings "

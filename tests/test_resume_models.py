@@ -70,12 +70,12 @@ RUNS = {
     "encdec_srn_location_questions": ("question_formation", ["--model=encdec", *LAYERS, "--cell=srn", "--attention=location",
                                                              "--attention_positions=8", "--early_stopping_metric=score"],
                                       "model/attention"),
-    # McCoy et al.'s code's batches and free-running loss (run_question_formation.py --recipe
-    # their_code, whose plain SGD has no state to resume): the cycle of fixed batches goes on where
-    # the last epoch stopped, and the cut free-running batches resume too.
+    # McCoy et al.'s code's batches, free-running loss and word dropout (run_question_formation.py
+    # --recipe their_code, whose plain SGD has no state to resume): the cycle of fixed batches goes on
+    # where the last epoch stopped, and the cut free-running batches and the per-step masks resume too.
     "encdec_gru_location_their_code": ("question_formation", [
         "--model=encdec", *LAYERS, "--cell=gru", "--attention=location", "--attention_positions=8", "--attention_padding=zeros",
-        "--weight_init=pytorch",
+        "--weight_init=pytorch", "--dropout_style=decoder_words",
         "--batch_size=2",
         "--teacher_forcing=0.5", "--free_running_cut", "--batch_order=fixed", "--epoch_examples=6"],
         "model/attention"),

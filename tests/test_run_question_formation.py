@@ -372,7 +372,8 @@ def test_the_their_code_recipe_gives_nmt_py_the_authors_optimiser_layers_init_cu
     assert (given["optimizer"], given["batch_size"], given["learning_rate"], given["teacher_forcing"]) == (
         "sgd", 5, 0.005, 0.5)
     assert (given["decoder_input"], given["embedding_init"], given["weight_init"], given["free_running_cut"],
-            given["batch_order"]) == ("combined", "normal", "pytorch", True, "fixed")
+            given["batch_order"], given["dropout_style"]) == ("combined", "normal", "pytorch", True, "fixed",
+                                                               "decoder_words")
     settings = {k: v for k, v in given.items() if v is not None and k in config.names(flag=True)}
     config.check_applicable(settings, config.Config.from_flat(settings))  # no flag refused or ignored
     assert flag(command, "working_dir").endswith(os.path.join("gru_location.authors.their_code", "seed1"))

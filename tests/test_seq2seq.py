@@ -133,6 +133,35 @@ def test_pytorch_initialisation_draws_every_weight_but_the_embeddings_within_pyt
     assert all(np.allclose(v.numpy(), 0) for v in keras.output_layer.trainable_weights if "bias" in v.name)
 
 
+@pytest.mark.parametrize("cell,attention,extra", [("gru", "location", {"decoder_input": "combined"}),
+                                                ("lstm", "none", {}), ("srn", "content", {"attention_style": "luong"})])
+def test_decoder_word_dropout_drops_only_the_decoders_input_words_a_new_mask_each_step(cell, attention, extra,
+                                                                                     monkeypatch):
+    model = model_of(cell, attention, dropout=0.5, dropout_style="decoder_words", teacher_forcing=0.0, **extra)
+    assert model.encoder.dropout == model.decoder.dropout == 0  # no dropout anywhere else
+    rng = tf.random.Generator.from_seed(1)
+    masks = model._word_masks([2, 3, 16], rng).numpy()
+    assert set(np.unique(masks)) == {0.0, 2.0} and not np.array_equal(masks[0], masks[1])  # a new mask a step
+    assert model._word_masks([2, 3, 16], None) is None  # not outside training
+    plain = model.teacher_forced_logits(SRC, decoder_inputs(TGT)).numpy()
+    free = greedy_logits(model, SRC, TGT.shape[1])
+    ones = lambda shape, rng: tf.ones(shape)
+    monkeypatch.setattr(model, "_word_masks", ones)  # masks that drop nothing: exactly the model without dropout
+    np.testing.assert_allclose(model.teacher_forced_logits(SRC, decoder_inputs(TGT), rng), plain, atol=1e-6)
+    np.testing.assert_allclose(model._free_running(SRC, TGT, rng)[0], free, atol=1e-6)
+    monkeypatch.setattr(model, "_word_masks", lambda shape, rng: tf.zeros(shape))  # every word dropped
+    assert not np.allclose(model._free_running(SRC, TGT, rng)[0], free, atol=1e-4)
+
+    def third_step_dropped(shape, rng):  # the word read at step 2 (of teacher forcing: batch, step, width)
+        return tf.concat([tf.ones([shape[0], 2, shape[2]]), tf.zeros([shape[0], 1, shape[2]]),
+                          tf.ones([shape[0], shape[1] - 3, shape[2]])], axis=1)
+
+    monkeypatch.setattr(model, "_word_masks", third_step_dropped)
+    dropped = model.teacher_forced_logits(SRC, decoder_inputs(TGT), rng).numpy()
+    np.testing.assert_allclose(dropped[:, :2], plain[:, :2], atol=1e-6)
+    assert not np.allclose(dropped[:, 2], plain[:, 2], atol=1e-4)
+
+
 def test_the_cut_without_free_running_batches_is_refused_in_one_line():
     with pytest.raises(UserError, match="--free_running_cut: only with --teacher_forcing below 1"):
         model_of("gru", "none", free_running_cut=True)

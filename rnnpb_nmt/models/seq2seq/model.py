@@ -72,8 +72,10 @@ class EncoderDecoder(TeacherForcedModel):
         self.tgt_embedding = tf.keras.layers.Embedding(len(vocab2), p.embedding_size,
                                                        embeddings_initializer=embedding_init(p), name="tgt_embedding")
         encoder = BidirectionalLSTM if p.bidirectional else StackedRNN
-        self.encoder = encoder(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="encoder")
-        self.decoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=p.dropout, name="decoder")
+        words = p.dropout_style == "decoder_words"
+        self.word_dropout, recurrent_dropout = (p.dropout, 0.0) if words else (0.0, p.dropout)
+        self.encoder = encoder(p.units, p.num_layers, cell=p.cell, dropout=recurrent_dropout, name="encoder")
+        self.decoder = StackedRNN(p.units, p.num_layers, cell=p.cell, dropout=recurrent_dropout, name="decoder")
         self.output_layer = tf.keras.layers.Dense(len(vocab2), name="output")
         context = p.units * (2 if p.bidirectional else 1)  # the width of an encoder output
         self.luong = self.attentive and p.attention_style == "luong"
@@ -223,15 +225,17 @@ class EncoderDecoder(TeacherForcedModel):
         states, memory = start if self.attentive else (start, None)
         batch = tf.shape(tgt)[0]
         masks = self.decoder.dropout_masks(batch, self.decoder_input_size, rng)
+        word_masks = self._word_masks([tf.shape(tgt)[1], batch, self.config.model.embedding_size], rng)
 
-        def body(carry, _):
+        def body(carry, step):
             # The attention memory stays out of the carry: tf.scan would stack a copy per step.
             _, tokens, states = carry
-            logits, state = self._word_step(tokens, (states, memory) if self.attentive else states, masks)
+            word_mask = None if word_masks is None else step
+            logits, state = self._word_step(tokens, (states, memory) if self.attentive else states, masks, word_mask)
             return logits, tf.argmax(logits, axis=-1, output_type=tokens.dtype), state[0] if self.attentive else state
 
         first = decoder_inputs(tgt)[:, 0]  # <start>
-        logits, predicted, _ = tf.scan(body, tf.transpose(tgt), initializer=(
+        logits, predicted, _ = tf.scan(body, tf.transpose(tgt) if word_masks is None else word_masks, initializer=(
             tf.zeros([batch, len(self.vocab2)]), first, states))
         logits = tf.transpose(logits, [1, 0, 2])
         if not self.config.training.free_running_cut:
@@ -249,8 +253,19 @@ class EncoderDecoder(TeacherForcedModel):
                            lambda: self._free_running(src, tgt, rng))
         return teacher_forced(), tgt
 
+    def _word_masks(self, shape, rng):
+        """--dropout_style=decoder_words: a dropout mask of ``shape`` for the decoder's input word
+        embeddings, drawn anew for every step and element (training only: None without ``rng``)."""
+        if rng is None or not self.word_dropout:
+            return None
+        keep = 1.0 - self.word_dropout
+        return tf.cast(rng.uniform(shape) < keep, tf.float32) / keep
+
     def teacher_forced_logits(self, src, previous, rng=None):
         embedded = self.tgt_embedding(previous)
+        word_masks = self._word_masks(tf.shape(embedded), rng)
+        if word_masks is not None:
+            embedded *= word_masks
         if self.attentive:
             teacher_forced = self._luong_outputs if self.luong else self._attentive_outputs
             outputs = teacher_forced(embedded, self._start(src, rng), rng)
@@ -264,10 +279,12 @@ class EncoderDecoder(TeacherForcedModel):
     def decoder_step(self, tokens, state):
         return self._word_step(tokens, state)
 
-    def _word_step(self, tokens, state, dropout_masks=None):
+    def _word_step(self, tokens, state, dropout_masks=None, word_mask=None):
         """One decoder step from the previous words (N,): (logits (N, V), new state); the search's
-        step, and with ``dropout_masks`` training's without teacher forcing."""
+        step, and with ``dropout_masks`` (and ``word_mask``) training's without teacher forcing."""
         embedded = self.tgt_embedding(tokens)
+        if word_mask is not None:
+            embedded *= word_mask
         if self.attentive:
             output, state = self._attentive_step(embedded, state, dropout_masks)
         else:

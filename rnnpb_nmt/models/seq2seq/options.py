@@ -49,6 +49,11 @@ class ModelOptions:
     embedding_init: str = option(
         "uniform", "encdec: the embeddings' initial values: uniform (Keras's, within ±0.05) or normal (N(0, 1), "
         "PyTorch's, as McCoy et al.'s code)", choices=("uniform", "normal"), legacy="uniform", only=ENCDEC)
+    dropout_style: str = option(
+        "sequence", "encdec: where --dropout acts: sequence (one mask a sentence on the inputs of every recurrent layer "
+        "of the encoder and the decoder) or decoder_words (McCoy et al.'s code: on the decoder's input word embeddings "
+        "only, a new mask every step; the encoder has none)", choices=("sequence", "decoder_words"), legacy="sequence",
+        only=ENCDEC)
     weight_init: str = option(
         "keras", "encdec: the other weights' initial values: keras (Glorot kernels, orthogonal recurrent kernels, zero "
         "biases but the LSTM's forget gate's 1) or pytorch (PyTorch's defaults, as McCoy et al.'s code: every "
