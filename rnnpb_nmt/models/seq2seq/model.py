@@ -29,6 +29,7 @@ from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.attention import ContentAttention, LocationAttention
 from rnnpb_nmt.layers.bilstm import BidirectionalLSTM
 from rnnpb_nmt.layers.recurrent import StackedRNN
+from rnnpb_nmt.layers.transformer import dropout_of
 from rnnpb_nmt.models.losses import decoder_inputs, reverse_words, token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
@@ -258,8 +259,7 @@ class EncoderDecoder(TeacherForcedModel):
         embeddings, drawn anew for every step and element (training only: None without ``rng``)."""
         if rng is None or not self.word_dropout:
             return None
-        keep = 1.0 - self.word_dropout
-        return tf.cast(rng.uniform(shape) < keep, tf.float32) / keep
+        return dropout_of(self.word_dropout, rng)(tf.ones(shape))
 
     def teacher_forced_logits(self, src, previous, rng=None):
         embedded = self.tgt_embedding(previous)
