@@ -65,6 +65,17 @@ def cores():
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
 
 
+def whole_number(text):
+    """A count or budget on the command line (``--restarts``, ``--train_seconds``, ``--batches``): a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be a whole number above 0")
+    return value
+
+
 def job_count(text):
     """A ``--jobs`` value: how many runs at once, at most one a core of ``cores()``."""
     value, available = int(text), len(cores())

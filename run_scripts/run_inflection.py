@@ -38,7 +38,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from budgeted_runs import NMT, in_parallel, job_count, run_test, shown, train_within_budget, training_record  # noqa: E402
+from budgeted_runs import NMT, in_parallel, job_count, run_test, shown, train_within_budget, training_record, whole_number  # noqa: E402
 from inflection_breakdown import accuracy, predicted_forms  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, ORACLE, SEEDS, TESTING, TRAIN_SECONDS, files  # noqa: E402
 from inflection_experiments import RECIPE, RECIPES, aligner_of, predictions_name, recipe_of  # noqa: E402
@@ -155,7 +155,7 @@ def main():
                              "protocol's); another recipe needs --dev_only")
     parser.add_argument("--dev_only", action="store_true",
                         help="train and vote on dev only: no test predictions (choices are made on dev)")
-    parser.add_argument("--train_seconds", type=int, default=TRAIN_SECONDS, help="training budget of each model")
+    parser.add_argument("--train_seconds", type=whole_number, default=TRAIN_SECONDS, help="training budget of each model")
     parser.add_argument("--jobs", type=job_count, default=1,
                         help="members trained at once, each pinned to a core of its own (default 1)")
     parser.add_argument("--data", default=os.path.join(os.path.dirname(HERE), "..", "shared", "data", "inflection"))

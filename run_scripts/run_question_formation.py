@@ -46,7 +46,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 from budgeted_runs import NMT, generate_once, in_parallel, job_count, run_test, shown  # noqa: E402
-from budgeted_runs import train_within_budget, training_record  # noqa: E402
+from budgeted_runs import train_within_budget, training_record, whole_number  # noqa: E402
 from question_experiments import CELLS, GENERATE, MAIN_RECIPE, MAIN_STOPPING, RECIPES, RESTARTS, STOPPING  # noqa: E402
 from question_experiments import TESTING, TRAIN_SECONDS, protocol_of, run_name, training_flags  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -142,19 +142,12 @@ def record(cell, note, results=RESULTS):
         f.write("\n")
 
 
-def positive(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
-    return value
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("cells", nargs="+", choices=list(CELLS), metavar="CELL",
                         help=f"cells to run: {', '.join(CELLS)}")
-    parser.add_argument("--restarts", type=positive, default=RESTARTS, help="restarts per cell (seeds 1..N)")
-    parser.add_argument("--train_seconds", type=positive, default=TRAIN_SECONDS, help="training budget of each restart")
+    parser.add_argument("--restarts", type=whole_number, default=RESTARTS, help="restarts per cell (seeds 1..N)")
+    parser.add_argument("--train_seconds", type=whole_number, default=TRAIN_SECONDS, help="training budget of each restart")
     parser.add_argument("--jobs", type=job_count, default=1,
                         help="restarts trained at once, each pinned to a core of its own (default 1)")
     parser.add_argument("--stopping", choices=list(STOPPING), default=MAIN_STOPPING,

@@ -53,7 +53,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from budgeted_runs import NMT, generate_once, in_parallel, job_count, run_test, shown  # noqa: E402
-from budgeted_runs import train_within_budget, training_record  # noqa: E402
+from budgeted_runs import train_within_budget, training_record, whole_number  # noqa: E402
 from rnnpb_nmt.config import Config  # noqa: E402
 from rnnpb_nmt.tasks.transduction import synthetic  # noqa: E402
 from run_experiment import machine  # noqa: E402
@@ -195,14 +195,6 @@ def positive(text):
     return value
 
 
-def whole(text):
-    """A ``--batches`` or ``--patience_batches`` value: a whole number above 0."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be a whole number above 0")
-    return value
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task", choices=TASKS)
@@ -217,9 +209,9 @@ def main():
                         help="nmt.py flags replacing the cells' of their names, or added (e.g. \"--fresh_data --units=256\")")
     parser.add_argument("--budget_minutes", type=positive,
                         help=f"training time of each run (default {TRAIN_SECONDS // 60})")
-    parser.add_argument("--batches", type=whole, metavar="N",
+    parser.add_argument("--batches", type=whole_number, metavar="N",
                         help="budget each run in batches, at most N, with no time limit (the paper's scale: 100000)")
-    parser.add_argument("--patience_batches", type=whole, metavar="P",
+    parser.add_argument("--patience_batches", type=whole_number, metavar="P",
                         help="with --batches: stop a run after P batches without dev improvement")
     parser.add_argument("--keep_by", choices=("dev", "train"), default="dev",
                         help="keep the run of the lowest dev (default) or training (the paper's) perplexity")

@@ -155,6 +155,17 @@ def test_more_jobs_than_cores_is_a_usage_error_before_anything_trains(monkeypatc
         f"argument --jobs: {cores + 1}: from 1 to {cores}, the cores this process may use")
 
 
+@pytest.mark.parametrize("budget", ["0", "-60", "ten"])
+def test_a_training_budget_that_is_not_a_whole_number_above_0_is_a_usage_error(budget, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", "--train_seconds", budget])
+    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as stop:
+        run_inflection.main()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"argument --train_seconds: {budget}: must be a whole number above 0")
+
+
 def test_the_vote_gives_the_predictions_even_where_a_member_is_better_on_dev_and_one_member_has_no_vote(
         tmp_path, fake):
     fake_layout(tmp_path / "data", "celex", "fold3")

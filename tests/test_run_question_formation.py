@@ -313,7 +313,7 @@ def test_every_unit_and_attention_is_a_cell_with_the_papers_medians():
 
 @pytest.mark.parametrize("argv, message", [
     (["sru_none"], "argument CELL: invalid choice: 'sru_none'"),
-    (["gru_none", "--restarts", "0"], "argument --restarts: 0 is not a positive number"),
+    (["gru_none", "--restarts", "0"], "argument --restarts: 0: must be a whole number above 0"),
     (["gru_none", "--stopping", "bleu"], "argument --stopping: invalid choice: 'bleu'"),
     (["gru_none", "--recipe", "rmsprop"], "argument --recipe: invalid choice: 'rmsprop'"),
     (["gru_none", "--jobs", "0"], "argument --jobs: 0: from 1 to"),
