@@ -206,16 +206,35 @@ def test_the_binding_terms_gradient_matches_finite_differences(weight):
     assert analytic == pytest.approx(numeric, rel=2e-2)
 
 
-def test_mean_binding_gives_a_pair_one_pb_for_both_language_models():
-    model = bound_model(amortize="encoder", refine_steps=2, pb_binding="mean", both_directions=True)
+@pytest.mark.parametrize("term, value", [("denoise_loss", 1.0), ("pb_binding", "soft"), ("self_loss", 0.0),
+                                         ("p0_loss", 0.5), ("encoder_binding", 0.1)])
+def test_a_term_of_a_pairs_two_sentences_under_autoencode_is_refused(term, value):
+    with pytest.raises(UserError, match=rf"^--{term}={value}: a term of a pair's two sentences; under --autoencode "
+                                        r"each sentence learns from its own PB alone \(it would be ignored\)$"):
+        bound_model(amortize="encoder", autoencode=True, **{term: value})
+    bound_model(amortize="encoder", autoencode=True)
+
+
+@pytest.mark.parametrize("self_loss", [1.0, 0.0])
+def test_mean_binding_gives_a_pair_one_pb_for_both_language_models_in_both_directions(self_loss):
+    """Under mean the terms are soft binding's with the pair's two PBs one: with --both_directions A
+    learns B->A from it at weight 1 whatever --self_loss, so --self_loss=0 still trains A."""
+    model = bound_model(amortize="encoder", refine_steps=2, pb_binding="mean", both_directions=True,
+                        self_loss=self_loss)
     batch = batch_of(*reversal_corpus(8))
-    _, _, terms = model.sentence_losses(batch, "parallel")
+    per, _, terms = model.sentence_losses(batch, "parallel")
     _, pb_a = model.propose_and_refine(batch["src"])
     _, pb_b = model.propose_and_refine(batch["tgt"], reverse=True)
     mean = (pb_a + pb_b) / 2
-    np.testing.assert_allclose(terms["prediction_a"], model.lm_a.sentence_losses(batch["src"], mean)[0], rtol=1e-5)
-    np.testing.assert_allclose(terms["prediction_b"], model.lm_b.sentence_losses(batch["tgt"], mean)[0], rtol=1e-5)
-    assert "prediction_a_from_b" not in terms  # the same term as prediction_a: one PB generates both
+    from_mean = {"a": model.lm_a.sentence_losses(batch["src"], mean)[0],
+                 "b": model.lm_b.sentence_losses(batch["tgt"], mean)[0]}
+    expected = {"prediction_b": "b", "prediction_a_from_b": "a"}
+    if self_loss:
+        expected.update(prediction_a="a", prediction_b_from_b="b")
+    assert set(terms) - {"perplexity"} == set(expected)
+    for term, side in expected.items():
+        np.testing.assert_allclose(terms[term], from_mean[side], rtol=1e-5)
+    np.testing.assert_allclose(per, (1 + self_loss) * (from_mean["a"] + from_mean["b"]), rtol=1e-5)
 
 
 @pytest.mark.long  # trains two tiny models

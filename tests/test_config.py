@@ -110,6 +110,9 @@ def test_a_flag_only_some_runs_read_is_refused_by_the_others_unless_it_has_its_d
     ({"model": "deep_lstm", "memory_width": 128}, "--memory_width=128: only for --model=stack_lstm|queue_lstm|deque_lstm"),
     ({"model": "encdec", "feature_size": 20}, "--feature_size=20: only for --model=hard_attention"),
     ({"model": "stack_lstm", "skip_connections": "inputs"}, "--skip_connections=inputs: only for --model=deep_lstm"),
+    ({"model": "rnnpbnmt", "amortize": "encoder", "pb_learning_rate": 0.1},
+     "--pb_learning_rate=0.1: only for --model=rnnpbnmt --amortize=none (this run: --model=rnnpbnmt "
+     "--amortize=encoder)"),
     ({"model": "rnnpbnmt", "amortize": "learned", "encoder_binding": 1.0},
      "--encoder_binding=1.0: only for --model=rnnpbnmt --amortize=encoder (this run: --model=rnnpbnmt "
      "--amortize=learned)"),

@@ -30,6 +30,21 @@ from rnnpb_nmt.models.rnnpb.transformer_lm import TransformerPBLanguageModel, Tr
 from rnnpb_nmt.registry import register_model
 
 
+# --amortize's terms of a pair's two sentences (``BoundRNNPB._amortized_losses``).
+PAIR_TERMS = ("self_loss", "denoise_loss", "pb_binding", "p0_loss", "encoder_binding")
+
+
+def _check_terms(config):
+    """A UserError for options whose terms --amortize's losses would leave out without a word."""
+    m, t = config.model, config.training
+    if m.amortize != "none" and m.autoencode:
+        defaults = {f.name: f.default for f in dataclasses.fields(t)}
+        given = [name for name in PAIR_TERMS if getattr(t, name) != defaults[name]]
+        if given:
+            raise UserError(f"--{given[0]}={getattr(t, given[0])}: a term of a pair's two sentences; under "
+                            "--autoencode each sentence learns from its own PB alone (it would be ignored)")
+
+
 def _check_state_size(m, flag, what, layers):
     """A PB that is an LSTM's state, (h, c) of each of its ``layers`` (an option's name), has that many numbers."""
     size = 2 * getattr(m, layers) * m.units
@@ -100,6 +115,7 @@ class BoundRNNPB(NMTModel):
         self.recognition = RecognitionSettings.from_config(config)
         if config.training.both_directions and (m.amortize == "none" or m.autoencode):
             raise UserError("--both_directions: needs --amortize and two languages (not --autoencode)")
+        _check_terms(config)
         self.pbs = None
         if m.amortize == "none":
             self.pbs = PBTables(data.num_train, m.num_PB, m.bind_hard, data.num_mono1, data.num_mono2)
@@ -208,7 +224,7 @@ class BoundRNNPB(NMTModel):
         if t.p0_loss:  # B from the proposal alone: the proposal itself must already translate
             terms["prediction_b_p0"], _ = self.lm_b.sentence_losses(batch["tgt"], p0, rng)
             loss += t.p0_loss * terms["prediction_b_p0"]
-        if t.both_directions and t.pb_binding != "mean":  # the pair B->A: the target's PB generates the source in A
+        if t.both_directions:  # the pair B->A: the target's PB (under mean, the pair's one PB) generates the source in A
             if t.self_loss:
                 terms["prediction_b_from_b"], _ = self.lm_b.sentence_losses(batch["tgt"], pb_b, rng)
                 loss += t.self_loss * terms["prediction_b_from_b"]

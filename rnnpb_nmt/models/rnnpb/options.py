@@ -13,13 +13,15 @@ DEFAULT_MODEL = "rnnpbnmt"  # the thesis's model is the toolkit's default (SPEC 
 READS = {"rnnpbnmt": ("num_layers", "dropout", "jit_compile")}
 AMORTIZED = ("amortize", ("encoder", "learned"))
 RNNPB = ("model", ("rnnpbnmt",))  # the thesis's options: read by no other family
+# The PB tables' and their Adam recognition's options: --amortize has neither (its PBs are proposed and refined).
+TABLES = ("amortize", ("none",))
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelOptions:
     num_PB: int = option(128, "PB vector size", 1, 1e5, only=RNNPB)
-    binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9, only=RNNPB)
-    bind_hard: bool = option(False, "share one PB table", only=RNNPB)
+    binding_strength: float = option(1.0, "soft binding strength alpha", 0, 1e9, only=TABLES)
+    bind_hard: bool = option(False, "share one PB table", only=TABLES)
     sigma: float = option(0.0, "PB noise std", 0, 1e3, only=RNNPB)
     no_pb_dropout: bool = option(
         False, "rnnpbnmt: --dropout drops word inputs and hidden units but never PB components (the thesis's "
@@ -79,11 +81,11 @@ class ModelOptions:
 @dataclasses.dataclass(frozen=True)
 class TrainingOptions:
     pb_learning_rate: float = option(0.01, "PB learning rate (training and recognition)", 0, 1e3, low_open=True,
-                                      only=RNNPB)
-    p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1, only=RNNPB)
+                                      only=TABLES)
+    p_reset: float = option(0.0, "per-epoch PB reset probability", 0, 1, only=TABLES)
     double_shared_updates: bool = option(
         False, "as the thesis's code: a variable A and B share (the hard-bound PB table; every weight under "
-        "--autoencode) gets two LazyAdam updates per step", legacy=False, only=RNNPB)
+        "--autoencode) gets two LazyAdam updates per step", legacy=False, only=TABLES)
     pb_prior: float = option(0.0, "Gaussian prior on PBs: adds pb_prior * ||p||^2 / 2 to each sentence's loss "
                                   "in training and in recognition (MAP recognition)", 0, 1e6, legacy=0.0, only=RNNPB)
     refine_gradient: str = option("full", "--amortize: full (differentiate through the refinement steps) or "
@@ -102,7 +104,8 @@ class TrainingOptions:
     denoise_loss: float = option(
         0.0, "--amortize, parallel pairs: weight of a denoising auto-encoding term (SONAR's): each language model's "
         "loss of its own sentence from the PB recognised on a noised copy of it (each word deleted with "
-        "probability 0.1, the rest shuffled within 3 positions, as Lample et al. 2018); A's of the source, with "
+        "probability 0.1, the rest shuffled, Lample et al. 2018's noise: sorted by position + U(0, 3), so no word "
+        "moves 3 places or more); A's of the source, with "
         "--both_directions also B's of the target", 0, 1e6, legacy=0.0, only=AMORTIZED)
     pb_binding: str = option(
         "none", "--amortize, parallel pairs: bind the PB refined on the source in A and the PB refined on the target "
@@ -118,13 +121,13 @@ class TrainingOptions:
 
 @dataclasses.dataclass(frozen=True)
 class InferenceOptions:
-    max_recog_epochs: int = option(100, "recognition iteration cap", 1, 1e6, only=RNNPB)
+    max_recog_epochs: int = option(100, "recognition iteration cap", 1, 1e6, only=TABLES)
     recog_stop: str = option("early", "recognition stopping: early (epsilon/patience), fixed, grad_norm",
-                             choices=("early", "fixed", "grad_norm"), only=RNNPB)
-    recog_patience: int = option(3, "early: iterations without improvement", 1, 1e6, only=RNNPB)
-    recog_epsilon: float = option(1e-4, "early: smallest improvement that counts", 0, 1e9, only=RNNPB)
+                             choices=("early", "fixed", "grad_norm"), only=TABLES)
+    recog_patience: int = option(3, "early: iterations without improvement", 1, 1e6, only=TABLES)
+    recog_epsilon: float = option(1e-4, "early: smallest improvement that counts", 0, 1e9, only=TABLES)
     recog_grad_threshold: float = option(1.0, "grad_norm: stop below this gradient L2 norm", 0, 1e9,
-                                          only=RNNPB)
+                                          only=TABLES)
     # Working directories from before --recog_clip clipped at --gradient_clip, as None still does.
     recog_clip: typing.Optional[float] = option(
         None, "clip each sentence's recognition gradient to this L2 norm (default: --gradient_clip)", 0, 1e9,
