@@ -247,7 +247,9 @@ TUNING_FAMILIES = {
 # the PB read as 16 slots rather than 4 (a wider bottleneck to attend over); K = 0, the encoder's
 # proposal alone (the matched one-shot encoder) against K = 1; the PB read as a prefix of each language
 # model's input rather than through cross-attention to its slots (--pb_read=prefix); the denoising
-# auto-encoding objective added (SONAR's recipe); and the last two together.
+# auto-encoding objective added (SONAR's recipe); and the last two together. For both bound families:
+# the trial's dropout in the encoders that propose the PB too (--dropout is the language models'
+# alone, where the baselines' encoders get it), the only change.
 TUNING_PROBES = {
     "bound_transformer_pool_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_pool=attention"],
                                   "large": BOUND_TRANSFORMER_LARGE, "encoder_dropout": True,
@@ -262,6 +264,11 @@ TUNING_PROBES = {
     "bound_transformer_prefix_denoise_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_read=prefix", "--denoise_loss=1"],
                                             "large": BOUND_TRANSFORMER_LARGE, "twin": "bound_transformer_k1",
                                             "trials": (3,)},
+    "bound_pbstate_encdrop_k1": {"flags": TUNING_FAMILIES["bound_pbstate_k1"]["flags"],
+                                 "large": TUNING_FAMILIES["bound_pbstate_k1"]["large"], "encoder_dropout": True,
+                                 "twin": "bound_pbstate_k1", "trials": (8,)},
+    "bound_transformer_encdrop_k1": {"flags": BOUND_TRANSFORMER, "large": BOUND_TRANSFORMER_LARGE,
+                                     "encoder_dropout": True, "twin": "bound_transformer_k1", "trials": (3,)},
 }
 PROBE_MARGIN = 1.0
 
@@ -382,8 +389,8 @@ def selected_by(trial):
     what = f"design probe {trial['config']} at its twin's trial {trial['trial']}" if probe else f"tuning trial {trial['trial']}"
     probes = (f", and its design probes more than {PROBE_MARGIN:g} BLEU over its trial at the same point by then"
               if any(spec["twin"] == family for spec in TUNING_PROBES.values()) else "")
-    return (f"{what}: dev BLEU {trial['best_dev_score']:.2f} (best of {TUNING_TRIALS} trials, {TUNING_PROMOTED} "
-            f"promoted at epoch {TUNING_RUNG}{probes})")
+    return (f"{what}: dev BLEU {trial['best_dev_score']:.2f} under the full schedule ({TUNING_PROMOTED} of "
+            f"{TUNING_TRIALS} trials promoted by dev BLEU at epoch {TUNING_RUNG}{probes})")
 
 
 def tuned_rows(records):

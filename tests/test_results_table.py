@@ -221,6 +221,12 @@ def fair_record(spec, bleu, **extra):
             "train_command": f"train {spec['name']}", "test_command": "test", **extra}
 
 
+def tuned_record(spec, bleu, **extra):
+    """``fair_record`` of a final row trained by its spec's flags, as run_experiment.py records it."""
+    command = " ".join(["nmt.py", *spec["training"], *spec["flags"], f"--working_dir={spec['name']}"])
+    return fair_record(spec, bleu, train_command=command, **extra)
+
+
 def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a_row_of_its_own():
     specs = EXPERIMENTS["bound_translation"]
     bound = [s for s in specs if s["config"] == "bound_soft" and s["folder"] == "easy/easy20000"]
@@ -234,7 +240,9 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
     assert forward[3:] == ["1,234,567", "2 of 3", "**32.00 ± 2.83 (2 seeds)**", "22.00 ± 2.83 (2 seeds)", "2, 2",
                            "5.00 ± 0.00 (2 seeds)", "–", "0.900 ± 0.000 (2 seeds) / 0.800 ± 0.000 (2 seeds)",
                            "0.250 ± 0.000 (2 seeds)", "–"]
-    assert cells("| bound_soft | easy/easy20000 | de→en (same models) |")[5] == "**22.00 ± 2.83 (2 seeds)**"
+    reverse = cells("| bound_soft | easy/easy20000 | de→en (same models) |")
+    assert reverse[5] == "**22.00 ± 2.83 (2 seeds)**"
+    assert reverse[7:10] == ["the same models as the row above (chosen by its dev figures)", "–", "–"]
     assert "not run yet" in cells("| encdec_attention | easy/easy20000 | en→de |")
     by_bleu = next(s for s in specs if s["config"] == "encdec_devbleu" and s["source"] == "de")
     lines = results_table.fair_table([*rows, fair_record(by_bleu, 15.0, best_dev_score=18.5)])
@@ -254,12 +262,13 @@ def test_the_fair_fight_averages_seeds_and_gives_the_bound_models_reverse_test_a
 def test_a_tuned_rows_open_vocabulary_bleu_has_its_column_both_ways_and_the_page_says_what_selected_it(monkeypatch):
     # A family of its own: the experiment already holds the real families' tuned rows once one is selected.
     tuned = {"name": "family_tuned_ende_easy20000_seed1", "config": "family_tuned", "seed": 1,
-             "folder": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 2: dev BLEU 62.50"}
+             "folder": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 2: dev BLEU 62.50",
+             "training": ["--do_training"], "flags": ["--dropout=0.1", "--seed=1"]}
     bound = {**tuned, "name": "bound_tuned_ende_easy20000_seed1", "config": "bound_tuned", "reverse_test": True}
     monkeypatch.setitem(EXPERIMENTS, "bound_translation", [*EXPERIMENTS["bound_translation"], tuned, bound])
     open_test = {"folder": "easy/easy-full", "forward": {"bleu": 19.5}, "reverse": {"bleu": 17.25}}
-    lines = results_table.fair_table([fair_record(tuned, 55.0, open_test=open_test),
-                                      fair_record(bound, 50.0, reverse=fair_record(bound, 52.0), open_test=open_test)])
+    lines = results_table.fair_table([tuned_record(tuned, 55.0, open_test=open_test),
+                                      tuned_record(bound, 50.0, reverse=tuned_record(bound, 52.0), open_test=open_test)])
     cells = lambda start: [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
     assert cells("| family_tuned | easy/easy20000 | en→de |")[-1] == "19.50 (1 seed)"
     assert cells("| bound_tuned | easy/easy20000 | de→en (same models) |")[-1] == "17.25 (1 seed)"
@@ -267,13 +276,45 @@ def test_a_tuned_rows_open_vocabulary_bleu_has_its_column_both_ways_and_the_page
     assert not any(line.startswith("Test BLEU by the source's length") for line in lines)  # no record has it
     by_length = lambda short, long: {"1-5": {"sentences": 472, "bleu": short}, "9+": {"sentences": 220, "bleu": long}}
     lines = results_table.fair_table([
-        fair_record(tuned, 55.0, bleu_by_length=by_length(60.0, 40.0)),
-        fair_record(bound, 50.0, bleu_by_length=by_length(58.0, 30.0),
-                    reverse=fair_record(bound, 52.0, bleu_by_length={"1-5": {"sentences": 470, "bleu": 59.5}}))])
+        tuned_record(tuned, 55.0, bleu_by_length=by_length(60.0, 40.0)),
+        tuned_record(bound, 50.0, bleu_by_length=by_length(58.0, 30.0),
+                    reverse=tuned_record(bound, 52.0, bleu_by_length={"1-5": {"sentences": 470, "bleu": 59.5}}))])
     table = lines[lines.index(next(line for line in lines if line.startswith("Test BLEU by the source's length"))):]
     assert "| configuration | data | direction | 1-5 words | 9+ words |" in table
     assert "| family_tuned | easy/easy20000 | en→de | 60.00 (1 seed), 472 sentences | 40.00 (1 seed), 220 sentences |" in table
     assert "| bound_tuned | easy/easy20000 | de→en (same models) | 59.50 (1 seed), 470 sentences | – |" in table
+
+
+def test_a_final_row_trained_by_other_flags_than_its_spec_stops_the_tables_naming_it(monkeypatch):
+    tuned = {"name": "family_tuned_ende_easy20000_seed1", "config": "family_tuned", "seed": 1,
+             "folder": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 2",
+             "training": ["--do_training"], "flags": ["--dropout=0.1", "--seed=1"]}
+    monkeypatch.setitem(EXPERIMENTS, "bound_translation", [*EXPERIMENTS["bound_translation"], tuned])
+    results_table.fair_table([tuned_record(tuned, 55.0)])
+    other_trial = tuned_record({**tuned, "flags": ["--dropout=0.3", "--seed=1"]}, 55.0)
+    with pytest.raises(SystemExit, match="^bound_translation.json: family_tuned_ende_easy20000_seed1 was trained by "
+                                         "other flags than experiments.py gives it now"):
+        results_table.fair_table([other_trial])
+
+
+def test_final_rows_of_a_family_whose_selection_a_probe_reopened_are_shown_marked_so():
+    """No spec names them while the selection is open again; their figures stay on the page and in
+    the README's line, marked, and count towards no family's final rows."""
+    row = {"name": "bound_pbstate_k1_tuned_ende_easy20000_seed1", "config": "bound_pbstate_k1_tuned",
+           "dataset": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 8"}
+    assert row["name"] not in {s["name"] for s in EXPERIMENTS["bound_translation"]}
+    rows = [fair_record(row, 56.0, reverse=fair_record(row, 59.0), **{k: row[k] for k in row if k != "name"}),
+            fair_record({**row, "name": row["name"].replace("seed1", "seed2")}, 58.0, reverse=fair_record(row, 61.0),
+                        **{k: row[k] for k in row if k != "name"})]
+    lines = results_table.fair_table(rows)
+    cells = lambda start: [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
+    forward = cells(f"| bound_pbstate_k1_tuned | easy/easy20000 | en→de, {results_table.REOPENED} |")
+    assert forward[4:6] == ["2", "**57.00 ± 1.41 (2 seeds)**"]
+    assert cells(f"| bound_pbstate_k1_tuned | easy/easy20000 | de→en (same models), {results_table.REOPENED} |")[5] == (
+        "**60.00 ± 1.41 (2 seeds)**")
+    said = results_table.reopened_text(results_table.fair_groups(rows), "bound_pbstate_k1")
+    assert said == f"; its final rows {results_table.REOPENED}: 57.00 ± 1.41 (2 seeds) / 60.00 ± 1.41 (2 seeds)"
+    assert results_table.reopened_text(results_table.fair_groups(rows), "transformer") == ""
 
 
 def test_the_fair_fight_headline_shows_the_dev_bleu_rule_both_ways_and_counts_every_run():

@@ -200,6 +200,8 @@ def test_the_probe_table_shows_each_probes_change_and_its_twins_score_at_the_sam
     assert "| `--denoise_loss=1` | 3 | not run yet | 52.20 |" in lines["bound_transformer_denoise_k1"]
     assert "| `--pb_read=prefix` | 3 | not run yet | 52.20 | – | – |" in lines["bound_transformer_prefix_k1"]
     assert "--pb_pool=attention --proposal_dropout" in lines["bound_transformer_pool_k1"]
+    assert "| bound_pbstate_k1 | `--proposal_dropout (the trial's dropout)` | 8 | not run yet |" in lines[
+        "bound_pbstate_encdrop_k1"]
 
 
 def test_the_refinement_sweep_table_lists_each_k_in_order_with_both_ways_and_is_absent_without_sweeps():
