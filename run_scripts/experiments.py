@@ -247,7 +247,8 @@ TUNING_FAMILIES = {
 # the PB read as 16 slots rather than 4 (a wider bottleneck to attend over); K = 0, the encoder's
 # proposal alone (the matched one-shot encoder) against K = 1; the PB read as a prefix of each language
 # model's input rather than through cross-attention to its slots (--pb_read=prefix); the denoising
-# auto-encoding objective added (SONAR's recipe); and the last two together. For both bound families:
+# auto-encoding objective added (SONAR's recipe); the last two together; and each language model's
+# output layer tied to its word embeddings (--tie_embeddings, as the Transformer family has). For both bound families:
 # the trial's dropout in the encoders that propose the PB too (--dropout is the language models'
 # alone, where the baselines' encoders get it), the only change.
 TUNING_PROBES = {
@@ -264,6 +265,8 @@ TUNING_PROBES = {
     "bound_transformer_prefix_denoise_k1": {"flags": [*BOUND_TRANSFORMER, "--pb_read=prefix", "--denoise_loss=1"],
                                             "large": BOUND_TRANSFORMER_LARGE, "twin": "bound_transformer_k1",
                                             "trials": (3,)},
+    "bound_transformer_tied_k1": {"flags": [*BOUND_TRANSFORMER, "--tie_embeddings"], "large": BOUND_TRANSFORMER_LARGE,
+                                  "twin": "bound_transformer_k1", "trials": (3,)},
     "bound_pbstate_encdrop_k1": {"flags": TUNING_FAMILIES["bound_pbstate_k1"]["flags"],
                                  "large": TUNING_FAMILIES["bound_pbstate_k1"]["large"], "encoder_dropout": True,
                                  "twin": "bound_pbstate_k1", "trials": (8,)},

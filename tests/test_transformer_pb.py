@@ -31,9 +31,9 @@ def stepped(lm, seq, pb):
     return total
 
 
-@pytest.mark.parametrize("read", ["slots", "prefix"])
-def test_the_language_model_decodes_step_by_step_exactly_as_teacher_forced(read):
-    model = transformer_pb(num_layers=2, pb_read=read)
+@pytest.mark.parametrize("read, tie", [("slots", False), ("prefix", False), ("slots", True)])
+def test_the_language_model_decodes_step_by_step_exactly_as_teacher_forced(read, tie):
+    model = transformer_pb(num_layers=2, pb_read=read, tie_embeddings=tie)
     src, tgt = reversal_corpus(6, seed=3)
     batch = first_batch(src, tgt)  # sentences of several lengths: padding in the batch
     pb = model.propose_and_refine(batch["src"])[1]
@@ -100,6 +100,10 @@ def test_attention_pooling_refuses_a_pb_that_the_slots_do_not_divide():
     (dict(proposal_reverse=True), "--proposal_reverse: only for --language_model=lstm"),
     (dict(units=15), "--units=15: --language_model=transformer splits it among --heads=2"),
     (dict(language_model="lstm", units=32), "--heads=2: only for --model=transformer or --language_model=transformer"),
+    (dict(language_model="lstm", units=32, heads=4, tie_embeddings=True),
+     "^--tie_embeddings: only for --model=transformer or --language_model=transformer"),
+    (dict(tie_embeddings=True, embedding_size=8), "^--tie_embeddings: the output layer reads --units=16 numbers and the "
+                                                  "word embedding has --embedding_size=8"),
 ])
 def test_options_of_the_other_kind_of_language_model_are_refused_in_one_line(changes, message):
     with pytest.raises(UserError, match=message):
@@ -111,6 +115,23 @@ def test_pb_read_is_refused_for_a_language_model_that_does_not_read_it():
     with pytest.raises(UserError, match=r"--pb_read=prefix: only for .*--language_model=transformer \(this run: "
                                         r".*--language_model=lstm\); it would be ignored"):
         check_applicable(given, Config.from_flat(given))
+
+
+def test_tied_embeddings_make_each_language_models_output_layer_its_own_word_embeddings_table():
+    untied, tied = transformer_pb(), transformer_pb(tie_embeddings=True)
+    counted = lambda m: sum(int(np.prod(v.shape)) for v in m.trainable_variables)  # noqa: E731
+    words = tied.lm_a.embedding.embedding.input_dim + tied.lm_b.embedding.embedding.input_dim
+    assert counted(untied) - counted(tied) == words * 16  # each output matrix is gone, its bias stays
+    for lm in (tied.lm_a, tied.lm_b):
+        assert lm.output_layer.embedding is lm.embedding.embedding
+    src, tgt = reversal_corpus(4)
+    batch = first_batch(src, tgt)
+    table = tied.lm_b.embedding.embedding.embeddings
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tied.sentence_losses(batch, "parallel")[0])
+    gradient = tf.convert_to_tensor(tape.gradient(loss, table))
+    # The output layer's gradient reaches every row of B's table, not only the rows of the words read.
+    assert np.count_nonzero(np.abs(gradient.numpy()).sum(axis=1)) == table.shape[0]
 
 
 def test_a_prefix_replaces_cross_attention_in_every_layer():

@@ -175,6 +175,19 @@ class TiedOutput(tf.Module):
         return tf.matmul(x, tf.cast(self.embedding.embeddings, x.dtype), transpose_b=True) + tf.cast(self.bias, x.dtype)
 
 
+def output_layer(word_embedding, vocab_size, tie):
+    """The output layer over ``vocab_size`` words: a Dense of its own, or with --tie_embeddings
+    (``tie``) the ``TiedOutput`` of ``word_embedding``'s table, which must then be --units wide."""
+    if not tie:
+        return tf.keras.layers.Dense(vocab_size, name="output")
+    if word_embedding.projection is not None:
+        raise UserError(f"--tie_embeddings: the output layer reads --units={word_embedding.units} numbers and the "
+                        f"word embedding has --embedding_size={word_embedding.embedding.output_dim}; give them the "
+                        "same value")
+    word_embedding.embedding.build([None])
+    return TiedOutput(word_embedding.embedding, "output")
+
+
 class WordEmbedding(tf.Module):
     """Words -> vectors of --units: an embedding (of --embedding_size, projected when that differs),
     scaled by sqrt(units) so that words and positions start on the same scale, plus positions."""

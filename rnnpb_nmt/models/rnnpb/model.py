@@ -63,9 +63,11 @@ def _check_layers(m, transformers):
             raise UserError(f"{given[0]}: only for --language_model=lstm (this run: --language_model=transformer)")
         return
     defaults = {f.name: f.default for f in dataclasses.fields(m)}
-    given = [f"--{name}={getattr(m, name)}" for name in ("heads", "ffn_units") if getattr(m, name) != defaults[name]]
+    given = [f"--{name}={getattr(m, name)}" for name in ("heads", "ffn_units", "tie_embeddings")
+             if getattr(m, name) != defaults[name]]
     if given:
-        raise UserError(f"{given[0]}: only for --model=transformer or --language_model=transformer; it would be ignored")
+        raise UserError(f"{given[0].removesuffix('=True')}: only for --model=transformer or --language_model=transformer; "
+                        "it would be ignored")
 
 
 def _distinct(variables):
@@ -102,7 +104,8 @@ class BoundRNNPB(NMTModel):
             if transformers:
                 return TransformerPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.heads,
                                                   hidden, m.num_PB, m.pb_slots, m.dropout,
-                                                  m.sigma, config.training.label_smoothing, m.pb_read, name=name)
+                                                  m.sigma, config.training.label_smoothing, m.pb_read,
+                                                  m.tie_embeddings, name=name)
             return RNNPBLanguageModel(len(vocab), m.embedding_size, m.units, m.num_layers, m.num_PB, m.dropout,
                                       m.sigma, pb_dropout=not m.no_pb_dropout, pb_input=m.pb_input,
                                       label_smoothing=config.training.label_smoothing, name=name)

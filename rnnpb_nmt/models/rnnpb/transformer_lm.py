@@ -23,17 +23,17 @@ import tensorflow as tf
 
 from rnnpb_nmt.errors import UserError
 from rnnpb_nmt.layers.transformer import (EPSILON, Attention, DecoderLayer, EncoderLayer, WordEmbedding, causal_mask,
-                                          decode, dropout_of, start_caches)
+                                          decode, dropout_of, output_layer, start_caches)
 from rnnpb_nmt.models.losses import decoder_inputs, summed_cross_entropy, token_mask
 
 
 class TransformerPBLanguageModel(tf.Module):
     """Word embedding with positions, ``num_layers`` pre-norm decoder layers attending causally to the
     words so far and to the PB's slots (``read``: by cross-attention, or as a prefix), a last
-    LayerNorm and the output layer."""
+    LayerNorm and the output layer (``tie``: the word embedding's table, --tie_embeddings)."""
 
     def __init__(self, vocab_size, embedding_size, units, num_layers, heads, hidden, num_pb, slots, dropout=0.0,
-                 sigma=0.0, label_smoothing=0.0, read="slots", name=None):
+                 sigma=0.0, label_smoothing=0.0, read="slots", tie=False, name=None):
         super().__init__(name=name)
         self.units, self.slots, self.dropout, self.sigma = units, slots, dropout, sigma
         self.label_smoothing = label_smoothing
@@ -43,7 +43,7 @@ class TransformerPBLanguageModel(tf.Module):
         self.decoder_layers = [DecoderLayer(units, heads, hidden, f"decoder_{i}", cross=not self.prefix)
                                for i in range(num_layers)]
         self.norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="norm")
-        self.output_layer = tf.keras.layers.Dense(vocab_size, name="output")
+        self.output_layer = output_layer(self.embedding, vocab_size, tie)
         self.sentence_losses(tf.constant([[3, 2]]), tf.zeros([1, num_pb]))  # builds every weight now
 
     def _memory(self, pb):

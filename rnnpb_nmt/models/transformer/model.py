@@ -26,9 +26,8 @@ the paper's post-norm needs a learning-rate schedule the toolkit's optimisers do
 
 import tensorflow as tf
 
-from rnnpb_nmt.errors import UserError
-from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, TiedOutput, WordEmbedding, causal_mask,
-                                          decode, dropout_of, feed_forward_width, start_caches)
+from rnnpb_nmt.layers.transformer import (EPSILON, DecoderLayer, EncoderLayer, WordEmbedding, causal_mask, decode,
+                                          dropout_of, feed_forward_width, output_layer, start_caches)
 from rnnpb_nmt.models.losses import token_mask
 from rnnpb_nmt.models.teacher_forced import TeacherForcedModel
 from rnnpb_nmt.registry import register_model
@@ -49,17 +48,8 @@ class Transformer(TeacherForcedModel):
         self.decoder_layers = [DecoderLayer(p.units, p.heads, hidden, f"decoder_{i}") for i in range(p.num_layers)]
         self.encoder_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="encoder_norm")
         self.decoder_norm = tf.keras.layers.LayerNormalization(epsilon=EPSILON, name="decoder_norm")
-        self.output_layer = self._output_layer(p, len(vocab2))
+        self.output_layer = output_layer(self.tgt_embedding, len(vocab2), p.tie_embeddings)
         self.teacher_forced_logits(tf.constant([[3]]), tf.constant([[1]]))  # builds every weight now
-
-    def _output_layer(self, p, vocab_size):
-        if not p.tie_embeddings:
-            return tf.keras.layers.Dense(vocab_size, name="output")
-        if p.embedding_size != p.units:
-            raise UserError(f"--tie_embeddings: the output layer reads --units={p.units} numbers and the target "
-                            f"embedding has --embedding_size={p.embedding_size}; give them the same value")
-        self.tgt_embedding.embedding.build([None])
-        return TiedOutput(self.tgt_embedding.embedding, "output")
 
     def _dropout(self, rng):
         return dropout_of(self.config.model.dropout, rng)

@@ -29,5 +29,6 @@ class ModelOptions:
                                       "vocabularies)", choices=("scaled", "glorot"), legacy="scaled", only=TRANSFORMER)
     # Older runs had their own output layer.
     tie_embeddings: bool = option(False, "transformer: the output layer's weights are the target embedding's "
-                                         "(Press and Wolf 2017; needs --embedding_size = --units)", legacy=False,
-                                  only=TRANSFORMER)
+                                         "(Press and Wolf 2017; needs --embedding_size = --units); with "
+                                         "--language_model=transformer each language model's are its own word "
+                                         "embedding's", legacy=False, only=TRANSFORMER_LAYERS)
