@@ -880,8 +880,7 @@ def fair_table(rows):
              "",
              "Issue 90's *_tuned rows: each family's configuration selected by the tuning protocol on dev "
              "([tuning.md](tuning.md)), under its schedule; *open-vocabulary BLEU* is the same models on "
-             f"`{OPEN_TEST}`'s 2000 test pairs (12.9 % / 23.0 % of their tokens unseen in easy20000's training), "
-             "tested once, deciding nothing.",
+             f"`{OPEN_TEST}`'s 2000 test pairs ({open_vocabulary_text()}), tested once, deciding nothing.",
              "",
              "| configuration | data | direction | parameters | recorded | test BLEU | unseen BLEU | best epoch | "
              "dev perplexity at the best epoch | best dev BLEU | retrieval P@1 (A→B / B→A) | binding ratio | "
@@ -909,6 +908,21 @@ def fair_table(rows):
                   r["train_command"], r["test_command"], *([r["reverse"]["test_command"]] if "reverse" in r else []),
                   *(r[key] for key in ("analyze_command", "dev_analyze_command") if key in r), "```", ""]
     return lines
+
+
+def open_vocabulary_text(results=None):
+    """How far OPEN_TEST's test pairs lie from easy20000's training data, from ``results/open_vocabulary.json``
+    (``run_scripts/open_vocabulary.py --save``), or that it was not measured."""
+    path = os.path.join(results or RESULTS, "open_vocabulary.json")
+    if not os.path.isfile(path):
+        return "their share of words unseen in training not measured: `run_scripts/open_vocabulary.py --save`"
+    with open(path, encoding="utf-8") as f:
+        found = json.load(f)
+    en, de = (found["languages"][language][OPEN_TEST] for language in ("en", "de"))
+    return (f"{en['tokens_unseen_percent']:.1f} % / {de['tokens_unseen_percent']:.1f} % of their tokens and "
+            f"{en['sentences_with_unseen_percent']:.0f} % / {de['sentences_with_unseen_percent']:.0f} % of their "
+            f"sentences with a word unseen in {found['training']}'s training data: `{found['command']}`, "
+            f"{found['date']}")
 
 
 def training_cells(direction, pick):

@@ -1,6 +1,7 @@
 """run_scripts/results_table.py: recorded rows with their speed-ups beside the thesis's, the rest marked; the
 index of studies and a generated page per study."""
 
+import json
 import os
 
 import pytest
@@ -283,6 +284,32 @@ def test_a_tuned_rows_open_vocabulary_bleu_has_its_column_both_ways_and_the_page
     assert "| configuration | data | direction | 1-5 words | 9+ words |" in table
     assert "| family_tuned | easy/easy20000 | en→de | 60.00 (1 seed), 472 sentences | 40.00 (1 seed), 220 sentences |" in table
     assert "| bound_tuned | easy/easy20000 | de→en (same models) | 59.50 (1 seed), 470 sentences | – |" in table
+
+
+def test_the_open_vocabulary_sets_distance_from_training_comes_from_its_record_or_says_it_was_not_measured(tmp_path):
+    import open_vocabulary
+
+    data = tmp_path / "data"
+    for folder, lines in (("easy/easy20000", {"train.en": "a b\n", "train.de": "x\n", "test.en": "a b\n",
+                                              "test.de": "x\n"}),
+                          ("easy/easy-full", {"test.en": "a c\nb\n", "test.de": "y y\nx y\n"})):
+        (data / folder).mkdir(parents=True)
+        for name, text in lines.items():
+            (data / folder / name).write_text(text)
+    found = open_vocabulary.figures(str(data))
+    assert found["en"]["training_types"] == 2 and found["de"]["training_types"] == 1
+    assert found["en"]["easy/easy-full"] == {"sentences": 2, "tokens": 3, "tokens_unseen_percent": 33.33,
+                                             "sentences_with_unseen_percent": 50.0}
+    assert found["de"]["easy/easy-full"]["tokens_unseen_percent"] == 75.0
+    assert found["en"]["easy/easy20000"]["tokens_unseen_percent"] == 0.0
+    with pytest.raises(SystemExit, match=r"^open_vocabulary.py: error: .*/easy/easy20000/train.en: no such file \(give --data"):
+        open_vocabulary.figures(str(tmp_path / "elsewhere"))
+    assert "not measured" in results_table.open_vocabulary_text(str(tmp_path))
+    (tmp_path / "open_vocabulary.json").write_text(json.dumps(
+        {"command": "python3 run_scripts/open_vocabulary.py --save", "date": "D", "training": "easy/easy20000",
+         "languages": found}))
+    assert results_table.open_vocabulary_text(str(tmp_path)).startswith(
+        "33.3 % / 75.0 % of their tokens and 50 % / 100 % of their sentences with a word unseen in easy/easy20000's")
 
 
 def test_a_final_row_trained_by_other_flags_than_its_spec_stops_the_tables_naming_it(monkeypatch):
