@@ -35,10 +35,10 @@ KINDS = {
     "rnnpb_encoder": ("tokenized", [*AMORTIZED, "--amortize=encoder", "--both_directions", "--proposal_output=state",
                                     "--pb_input=state", "--proposal_reverse", "--num_PB=32"]),
     # The bound model with Transformer language models (issue 90), both directions; its proposal pooled by
-    # the slots' queries, whose weights the default mean pooling does not have.
+    # the slots' queries, whose weights the default mean pooling does not have; output layers tied.
     "rnnpb_transformer": ("tokenized", [*AMORTIZED, "--amortize=encoder", "--both_directions",
                                         "--language_model=transformer", "--heads=2", "--num_PB=8", "--pb_slots=2",
-                                        "--pb_pool=attention"]),
+                                        "--pb_pool=attention", "--embedding_size=16", "--tie_embeddings"]),
     "hard_attention": ("inflection", ["--task=inflection", "--model=hard_attention", "--feature_size=4",
                                       "--max_trans_ratio=3"]),
     "moses_sentencepiece": ("raw", ["--model=encdec", "--attention=content", "--tokenize=moses",
