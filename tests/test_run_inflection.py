@@ -144,26 +144,21 @@ def test_members_trained_two_at_a_time_are_recorded_and_voted_as_one_at_a_time(t
     assert [member["seed"] for member in cells[1]["members"]] == [1, 2, 3]
 
 
-def test_more_jobs_than_cores_is_a_usage_error_before_anything_trains(monkeypatch, capsys):
+@pytest.mark.parametrize("flag, value, message", [
+    ("--jobs", "cores + 1", "argument --jobs: {value}: from 1 to {cores}, the cores this process may use"),
+    ("--train_seconds", "0", "argument --train_seconds: {value}: must be a whole number above 0"),
+    ("--train_seconds", "-60", "argument --train_seconds: {value}: must be a whole number above 0"),
+    ("--train_seconds", "ten", "argument --train_seconds: {value}: must be a whole number above 0")])
+def test_more_jobs_than_cores_or_a_budget_not_above_0_is_a_usage_error_before_anything_trains(
+        flag, value, message, monkeypatch, capsys):
     cores = len(budgeted_runs.cores())
-    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", "--jobs", str(cores + 1)])
+    value = str(cores + 1) if value == "cores + 1" else value
+    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", flag, value])
     monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
     with pytest.raises(SystemExit) as stop:
         run_inflection.main()
     assert stop.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1].endswith(
-        f"argument --jobs: {cores + 1}: from 1 to {cores}, the cores this process may use")
-
-
-@pytest.mark.parametrize("budget", ["0", "-60", "ten"])
-def test_a_training_budget_that_is_not_a_whole_number_above_0_is_a_usage_error(budget, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["run_inflection.py", "celex", "--train_seconds", budget])
-    monkeypatch.setattr(run_inflection, "run_set", lambda *a, **k: pytest.fail("trained"))
-    with pytest.raises(SystemExit) as stop:
-        run_inflection.main()
-    assert stop.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1].endswith(
-        f"argument --train_seconds: {budget}: must be a whole number above 0")
+    assert capsys.readouterr().err.splitlines()[-1].endswith(message.format(value=value, cores=cores))
 
 
 def test_the_vote_gives_the_predictions_even_where_a_member_is_better_on_dev_and_one_member_has_no_vote(
