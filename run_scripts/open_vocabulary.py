@@ -13,7 +13,6 @@ figures and this command), which the bound-translation page reads; a summary is 
 
 import argparse
 import datetime
-import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
