@@ -829,21 +829,27 @@ def fair_groups(rows):
             raise SystemExit(f"bound_translation.json: {spec['name']} was trained by other flags than "
                              "experiments.py gives it now (a changed selection?); move its record aside to go on")
         if r:
-            groups[key][1].append({**r, **_open_bleu(r, "forward")})
+            groups[key][1].append(_seed(r, "forward"))
         if spec.get("reverse_test"):
             reverse = (spec["config"], spec["folder"], f"{spec['target']}→{spec['source']} (same models)")
             groups.setdefault(reverse, ([], []))[0].append(spec)
             if r:
-                groups[reverse][1].append({**r, **r["reverse"], **_open_bleu(r, "reverse")})
+                groups[reverse][1].append(_seed(r, "reverse"))
     named = {spec["name"] for spec in EXPERIMENTS["bound_translation"]}
     for r in rows:  # final rows of a family whose selection a later probe reopened: shown, marked so
         if r["name"] not in named and "selected_by" in r:
-            key = (r["config"], r["dataset"], f"{r['source']}→{r['target']}")
-            groups.setdefault((*key[:2], f"{key[2]}, {REOPENED}"), ([], []))[1].append({**r, **_open_bleu(r, "forward")})
-            if "reverse" in r:
-                groups.setdefault((*key[:2], f"{r['target']}→{r['source']} (same models), {REOPENED}"), ([], []))[1].append(
-                    {**r, **r["reverse"], **_open_bleu(r, "reverse")})
+            ways = [(f"{r['source']}→{r['target']}", "forward")]
+            ways += [(f"{r['target']}→{r['source']} (same models)", "reverse")] if "reverse" in r else []
+            for direction, way in ways:
+                groups.setdefault((r["config"], r["dataset"], f"{direction}, {REOPENED}"), ([], []))[1].append(
+                    _seed(r, way))
     return groups
+
+
+def _seed(record, direction):
+    """One seed's figures of a group: ``record``'s own (``direction`` "forward"), or a reversible
+    model's B->A test of the same run ("reverse"), with its open-vocabulary BLEU in that direction."""
+    return {**record, **(record["reverse"] if direction == "reverse" else {}), **_open_bleu(record, direction)}
 
 
 # What the table says of final rows recorded before a probe reopened their family's selection.

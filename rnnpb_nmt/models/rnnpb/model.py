@@ -34,12 +34,17 @@ from rnnpb_nmt.registry import register_model
 PAIR_TERMS = ("self_loss", "denoise_loss", "pb_binding", "p0_loss", "encoder_binding")
 
 
+def _given(options, names):
+    """Those of ``names`` whose values in ``options`` (a section of the configuration) are not their defaults."""
+    defaults = {f.name: f.default for f in dataclasses.fields(options)}
+    return [name for name in names if getattr(options, name) != defaults[name]]
+
+
 def _check_terms(config):
     """A UserError for options whose terms --amortize's losses would leave out without a word."""
     m, t = config.model, config.training
     if m.amortize != "none" and m.autoencode:
-        defaults = {f.name: f.default for f in dataclasses.fields(t)}
-        given = [name for name in PAIR_TERMS if getattr(t, name) != defaults[name]]
+        given = _given(t, PAIR_TERMS)
         if given:
             raise UserError(f"--{given[0]}={getattr(t, given[0])}: a term of a pair's two sentences; under "
                             "--autoencode each sentence learns from its own PB alone (it would be ignored)")
@@ -62,9 +67,7 @@ def _check_layers(m, transformers):
         if given:
             raise UserError(f"{given[0]}: only for --language_model=lstm (this run: --language_model=transformer)")
         return
-    defaults = {f.name: f.default for f in dataclasses.fields(m)}
-    given = [f"--{name}={getattr(m, name)}" for name in ("heads", "ffn_units", "tie_embeddings")
-             if getattr(m, name) != defaults[name]]
+    given = [f"--{name}={getattr(m, name)}" for name in _given(m, ("heads", "ffn_units", "tie_embeddings"))]
     if given:
         raise UserError(f"{given[0].removesuffix('=True')}: only for --model=transformer or --language_model=transformer; "
                         "it would be ignored")
