@@ -3,6 +3,7 @@
 Every row is the thesis's own command line; only the data root and working directory differ.
 """
 
+import functools
 import json
 import os
 
@@ -333,19 +334,26 @@ def promoted(records, family):
     return [r["name"] for r in ranked[:TUNING_PROMOTED]]
 
 
-def selected(records, family):
-    """``family``'s selected trial (its record): of its promoted trial and its probes' promoted runs,
-    the best dev BLEU under the full schedule, once its promoted trial and every probe of it have
-    reached the rung and every one promoted has finished the full schedule (None until then)."""
+def finalists(records, family):
+    """``family``'s finalists (their records), best first: its promoted trial and its probes' promoted
+    runs, once the promoted trial and every probe of it have reached the rung and every one promoted
+    has finished the full schedule (None until then). Ranked by dev BLEU under the full schedule; on a
+    tie, the earlier trial, then the family's own trial before a probe's."""
     probes = [p for p, spec in TUNING_PROBES.items() if spec["twin"] == family]
     names = promoted(records, family)
     if len(names) < TUNING_PROMOTED or any(len(_at_rung(records, p)) < len(TUNING_PROBES[p]["trials"]) for p in probes):
         return None
     names += [name for p in probes for name in promoted(records, p)]
-    finalists = [r for r in records if r["name"] in names]
-    if not all(r.get("full_schedule") for r in finalists):
+    found = [r for r in records if r["name"] in names]
+    if not all(r.get("full_schedule") for r in found):
         return None
-    return max(finalists, key=lambda r: (r["best_dev_score"], -r["trial"], r["config"] == family))
+    return sorted(found, key=lambda r: (-r["best_dev_score"], r["trial"], r["config"] != family))
+
+
+def selected(records, family):
+    """``family``'s selected trial (its record): the first of its ``finalists`` (None until they are known)."""
+    ranked = finalists(records, family)
+    return ranked[0] if ranked else None
 
 
 EXPERIMENTS["tuning"] = [tuning_row(family, trial, point) for family in TUNING_FAMILIES
@@ -368,8 +376,9 @@ TUNED_VARIANTS = {family: {"unbound": (("--pb_binding", "--pb_binding_strength")
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", variant=None):
-    """A final row of ``trial`` (a selected trial's record) with ``seed``, or its ``variant``."""
+def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", variant=None, runner_up=None):
+    """A final row of ``trial`` (a selected trial's record) with ``seed``, or its ``variant``;
+    ``runner_up``: the next of its family's finalists, if any (its record)."""
     family = trial["config"]
     bound = family.startswith("bound")
     config = f"{family}_tuned{'_' + variant if variant else ''}"
@@ -379,36 +388,41 @@ def tuned_row(trial, seed, folder="easy/easy20000", source="en", target="de", va
            "folder": folder, "source": source, "target": target, "training": FAIR_TRAINING,
            "flags": [*flags, *extra, f"--seed={seed}"],
            "test_flags": [], "thesis": None, "reverse_test": bound, "analyze": bound, "open_test": OPEN_TEST,
-           "selected_by": selected_by(trial)}
+           "selected_by": selected_by(trial, runner_up)}
     if (seed, variant, folder, source, target) == (1, None, "easy/easy20000", "en", "de"):
         row["continues"] = trial["name"]  # the trial's own command: its working directory is copied, then tested
     return row
 
 
-def selected_by(trial):
-    """What chose ``trial`` (a selected trial's record), for its final rows' records."""
+def selected_by(trial, runner_up=None):
+    """What chose ``trial`` (a selected trial's record) over ``runner_up`` (the next finalist's, if
+    any), for its final rows' records."""
     probe = trial["config"] in TUNING_PROBES
     family = TUNING_PROBES[trial["config"]]["twin"] if probe else trial["config"]
     what = f"design probe {trial['config']} at its twin's trial {trial['trial']}" if probe else f"tuning trial {trial['trial']}"
     probes = (f", and its design probes more than {PROBE_MARGIN:g} BLEU over its trial at the same point by then"
               if any(spec["twin"] == family for spec in TUNING_PROBES.values()) else "")
+    over = (f"; the next finalist, {runner_up['name']}, {runner_up['best_dev_score']:.2f}, "
+            f"{trial['best_dev_score'] - runner_up['best_dev_score']:.3f} below" if runner_up else "")
     return (f"{what}: dev BLEU {trial['best_dev_score']:.2f} under the full schedule ({TUNING_PROMOTED} of "
-            f"{TUNING_TRIALS} trials promoted by dev BLEU at epoch {TUNING_RUNG}{probes})")
+            f"{TUNING_TRIALS} trials promoted by dev BLEU at epoch {TUNING_RUNG}{probes}){over}")
 
 
 def tuned_rows(records):
     """The final rows of every family whose trial ``records`` (the tuning results) select."""
     rows = []
     for family in TUNING_FAMILIES:
-        trial = selected(records, family)
-        if trial is None:
+        ranked = finalists(records, family)
+        if not ranked:
             continue
+        trial, runner_up = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+        row = functools.partial(tuned_row, trial, runner_up=runner_up)
         ways = [("en", "de")] if family.startswith("bound") else [("en", "de"), ("de", "en")]
-        rows += [tuned_row(trial, seed, source=a, target=b) for seed in (1, 2, 3) for a, b in ways]
-        rows.append(tuned_row(trial, 1, folder="easy/easy50000"))
+        rows += [row(seed, source=a, target=b) for seed in (1, 2, 3) for a, b in ways]
+        rows.append(row(1, folder="easy/easy50000"))
         for variant in TUNED_VARIANTS.get(trial["config"], {}):
             seeds = (1, 2, 3) if variant == "unbound" else (1,)
-            rows += [tuned_row(trial, seed, variant=variant) for seed in seeds]
+            rows += [row(seed, variant=variant) for seed in seeds]
     return rows
 
 

@@ -100,6 +100,7 @@ def test_no_final_row_exists_before_a_family_is_selected_and_then_its_seeds_both
     row = rows["transformer_tuned_deen_easy20000_seed2"]
     assert row["flags"][-1] == "--seed=2" and f"--dropout={tuning_points()[4]['dropout']}" in row["flags"]  # trial 5's
     assert row["selected_by"].startswith("tuning trial 5: dev BLEU 61.00") and not row["reverse_test"]
+    assert "next finalist" not in row["selected_by"]  # the family's one finalist: nothing to be chosen over
     # the seed-1 row en→de on easy20000 is the trial's own command: it continues the trial's run
     assert rows["transformer_tuned_ende_easy20000_seed1"]["continues"] == "tune_transformer_t5"
     assert not any("continues" in r for name, r in rows.items() if name != "transformer_tuned_ende_easy20000_seed1")
@@ -231,6 +232,8 @@ def test_a_probe_over_the_margin_goes_on_under_the_full_schedule_and_the_best_of
     seed2 = rows[f"{prefix}_tuned_ende_easy20000_seed2"]
     assert "--pb_read=prefix" in seed2["flags"] and seed2["selected_by"].startswith(
         f"design probe {prefix} at its twin's trial 3: dev BLEU 63.00")
+    # how far ahead it was chosen: over the twin's promoted trial (61.00 under the full schedule)
+    assert seed2["selected_by"].endswith(f"; the next finalist, tune_{family}_t5, 61.00, 2.000 below")
     assert rows[f"{prefix}_tuned_ende_easy20000_seed1"]["continues"] == f"tune_{prefix}_t3"
     assert "--pb_binding=none" in rows[f"{prefix}_tuned_unbound_ende_easy20000_seed3"]["flags"]
     text = "\n".join(results_table.probe_table(records))
