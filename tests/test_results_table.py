@@ -324,12 +324,14 @@ def test_a_final_row_trained_by_other_flags_than_its_spec_stops_the_tables_namin
         results_table.fair_table([other_trial])
 
 
-def test_final_rows_of_a_family_whose_selection_a_probe_reopened_are_shown_marked_so():
+def test_final_rows_of_a_family_whose_selection_a_probe_reopened_are_shown_marked_so(monkeypatch):
     """No spec names them while the selection is open again; their figures stay on the page and in
     the README's line, marked, and count towards no family's final rows."""
     row = {"name": "bound_pbstate_k1_tuned_ende_easy20000_seed1", "config": "bound_pbstate_k1_tuned",
            "dataset": "easy/easy20000", "source": "en", "target": "de", "selected_by": "tuning trial 8"}
-    assert row["name"] not in {s["name"] for s in EXPERIMENTS["bound_translation"]}
+    # the selection open again, whatever the recorded tuning says today: no spec of the family's final rows
+    monkeypatch.setitem(EXPERIMENTS, "bound_translation", [s for s in EXPERIMENTS["bound_translation"]
+                                                           if not s["config"].startswith("bound_pbstate_k1_tuned")])
     rows = [fair_record(row, 56.0, reverse=fair_record(row, 59.0), **{k: row[k] for k in row if k != "name"}),
             fair_record({**row, "name": row["name"].replace("seed1", "seed2")}, 58.0, reverse=fair_record(row, 61.0),
                         **{k: row[k] for k in row if k != "name"})]
