@@ -1140,11 +1140,21 @@ def selection_text(rows, family):
         probe = f"{pick['config']} at " if pick["config"] != family else ""
         return f"{probe}trial {pick['trial']}, **{pick['best_dev_score']:.2f}**"
     at_rung = sum(1 for r in rows if r["config"] == family and "rung_dev_score" in r)
-    finalist = [r for r in rows if r["name"] in promoted(rows, family) and r.get("full_schedule")]
-    if not finalist:
+    probes = [p for p, spec in TUNING_PROBES.items() if spec["twin"] == family]
+    names = [*promoted(rows, family), *(name for p in probes for name in promoted(rows, p))]
+    done = sorted((r for r in rows if r["name"] in names and r.get("full_schedule")),
+                  key=lambda r: (-r["best_dev_score"], r["trial"], r["config"] != family))
+    if not done:
         return f"{at_rung} of {TUNING_TRIALS} trials at the rung"
-    return (f"trial {finalist[0]['trial']} {finalist[0]['best_dev_score']:.2f} under the full schedule; the selection "
-            "waits for its design probes")
+    best = done[0]
+    probe = f"{best['config']} at " if best["config"] != family else ""
+    waiting = sum(1 for p in probes if not any(r["config"] == p and "rung_dev_score" in r for r in rows))
+    running = len(names) - len(done)
+    why = ", ".join(part for part in (f"{waiting} design probe{'s' * (waiting != 1)} not at the rung yet" if waiting else "",
+                                      f"{running} finalist{'s' * (running != 1)} still under the full schedule"
+                                      if running else "") if part)
+    return (f"best under the full schedule so far: {probe}trial {best['trial']} {best['best_dev_score']:.2f}, of "
+            f"{len(done)} finished; the selection waits for {why}")
 
 
 def tuning_headline(rows):

@@ -238,3 +238,18 @@ def test_a_probe_over_the_margin_goes_on_under_the_full_schedule_and_the_best_of
     assert "--pb_binding=none" in rows[f"{prefix}_tuned_unbound_ende_easy20000_seed3"]["flags"]
     text = "\n".join(results_table.probe_table(records))
     assert "| 45.00 | 40.00 | 20 of 30 | **63.00** (selected) |" in text
+
+
+def test_while_the_selection_waits_the_headline_names_the_best_finished_finalist_and_what_it_waits_for():
+    """Before a family is selected, its headline shows the best run finished under the full schedule
+    (a probe's, if it leads) and counts the probes not yet at the rung and the finalists still training."""
+    family, prefix, denoise = "bound_transformer_k1", "bound_transformer_prefix_k1", "bound_transformer_denoise_k1"
+    records = finished_tuning(family, {prefix: (45.0, 63.0), denoise: (45.0, None)})
+    text = results_table.selection_text([r for r in records if r["config"] != "bound_transformer_tied_k1"], family)
+    assert text == (f"best under the full schedule so far: {prefix} at trial 3 63.00, of 2 finished; the selection "
+                    "waits for 1 design probe not at the rung yet, 1 finalist still under the full schedule")
+    records = finished_tuning(family, {prefix: (45.0, 60.0)})
+    assert results_table.selection_text([r for r in records if r["config"] != "bound_transformer_tied_k1"], family) == (
+        "best under the full schedule so far: trial 5 61.00, of 2 finished; the selection waits for "
+        "1 design probe not at the rung yet")
+    assert results_table.selection_text(records, family) == "trial 5, **61.00**"
