@@ -339,14 +339,28 @@ def finalists(records, family):
     runs, once the promoted trial and every probe of it have reached the rung and every one promoted
     has finished the full schedule (None until then). Ranked by dev BLEU under the full schedule; on a
     tie, the earlier trial, then the family's own trial before a probe's."""
-    probes = [p for p, spec in TUNING_PROBES.items() if spec["twin"] == family]
-    names = promoted(records, family)
-    if len(names) < TUNING_PROMOTED or any(len(_at_rung(records, p)) < len(TUNING_PROBES[p]["trials"]) for p in probes):
+    if len(promoted(records, family)) < TUNING_PROMOTED or any(
+            len(_at_rung(records, p)) < len(TUNING_PROBES[p]["trials"]) for p in probes_of(family)):
         return None
-    names += [name for p in probes for name in promoted(records, p)]
-    found = [r for r in records if r["name"] in names]
+    found = [r for r in records if r["name"] in candidates(records, family)]
     if not all(r.get("full_schedule") for r in found):
         return None
+    return best_first(found, family)
+
+
+def probes_of(family):
+    """The names of ``family``'s design probes."""
+    return [p for p, spec in TUNING_PROBES.items() if spec["twin"] == family]
+
+
+def candidates(records, family):
+    """The names of the runs promoted so far for ``family``'s selection: its own and its probes'."""
+    return [*promoted(records, family), *(name for p in probes_of(family) for name in promoted(records, p))]
+
+
+def best_first(found, family):
+    """``found`` (runs of ``family`` and its probes under the full schedule) ranked by dev BLEU; on a
+    tie, the earlier trial, then the family's own trial before a probe's."""
     return sorted(found, key=lambda r: (-r["best_dev_score"], r["trial"], r["config"] != family))
 
 
@@ -401,7 +415,7 @@ def selected_by(trial, runner_up=None):
     family = TUNING_PROBES[trial["config"]]["twin"] if probe else trial["config"]
     what = f"design probe {trial['config']} at its twin's trial {trial['trial']}" if probe else f"tuning trial {trial['trial']}"
     probes = (f", and its design probes more than {PROBE_MARGIN:g} BLEU over its trial at the same point by then"
-              if any(spec["twin"] == family for spec in TUNING_PROBES.values()) else "")
+              if probes_of(family) else "")
     over = (f"; the next finalist, {runner_up['name']}, {runner_up['best_dev_score']:.2f}, "
             f"{trial['best_dev_score'] - runner_up['best_dev_score']:.3f} below" if runner_up else "")
     return (f"{what}: dev BLEU {trial['best_dev_score']:.2f} under the full schedule ({TUNING_PROMOTED} of "
