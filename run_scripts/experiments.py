@@ -313,7 +313,8 @@ def tuning_row(family, trial, point):
             "tune": True, "rung": TUNING_RUNG}
 
 
-def _at_rung(records, family):
+def at_rung(records, family):
+    """``family``'s runs (records) that have reached the rung."""
     return [r for r in records if r.get("config") == family and "rung_dev_score" in r]
 
 
@@ -323,9 +324,9 @@ def promoted(records, family):
     the family has reached the rung ([] until then). A probe's (``family`` a TUNING_PROBES name): its
     trials that beat the twin's trial at the same point by more than PROBE_MARGIN by the rung.
     ``records``: the tuning experiment's results."""
-    found = _at_rung(records, family)
+    found = at_rung(records, family)
     if family in TUNING_PROBES:
-        twin = {r["trial"]: r for r in _at_rung(records, TUNING_PROBES[family]["twin"])}
+        twin = {r["trial"]: r for r in at_rung(records, TUNING_PROBES[family]["twin"])}
         return [r["name"] for r in found
                 if r["trial"] in twin and r["rung_dev_score"] > twin[r["trial"]]["rung_dev_score"] + PROBE_MARGIN]
     if len(found) < TUNING_TRIALS:
@@ -340,7 +341,7 @@ def finalists(records, family):
     has finished the full schedule (None until then). Ranked by dev BLEU under the full schedule; on a
     tie, the earlier trial, then the family's own trial before a probe's."""
     if len(promoted(records, family)) < TUNING_PROMOTED or any(
-            len(_at_rung(records, p)) < len(TUNING_PROBES[p]["trials"]) for p in probes_of(family)):
+            len(at_rung(records, p)) < len(TUNING_PROBES[p]["trials"]) for p in probes_of(family)):
         return None
     found = [r for r in records if r["name"] in candidates(records, family)]
     if not all(r.get("full_schedule") for r in found):

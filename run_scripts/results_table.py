@@ -18,7 +18,7 @@ RESULTS = os.path.join(HERE, "results")
 from experiments import BEST_BOUND, BINDING_CHOICES, DEV_BLEU_CONFIGS, EXPERIMENTS, binding_strength  # noqa: E402
 from experiments import (PROBE_MARGIN, TUNING_FAMILIES, TUNING_PROBES, TUNING_PROMOTED, TUNING_RUNG, TUNING_SCHEDULE,  # noqa: E402
                          TUNING_TRIALS)
-from experiments import OPEN_TEST, best_first, candidates, probes_of, promoted, selected  # noqa: E402
+from experiments import OPEN_TEST, at_rung, best_first, candidates, probes_of, promoted, selected  # noqa: E402
 import peer_opennmt  # noqa: E402
 from inflection_experiments import ALIGNERS, COLLECTIONS, MODELS, aligner_of, recipe_of  # noqa: E402
 from inflection_experiments import RECIPE as HARD_RECIPE, RECIPES as HARD_RECIPES  # noqa: E402
@@ -1135,23 +1135,20 @@ def refine_table(rows):
 def selection_text(rows, family):
     """``family``'s selection in the headline: the trial (or design probe) and its dev BLEU, or how
     far the protocol has come."""
+    label = lambda run: f"{run['config'] + ' at ' if run['config'] != family else ''}trial {run['trial']}"
     pick = selected(rows, family)
     if pick:
-        probe = f"{pick['config']} at " if pick["config"] != family else ""
-        return f"{probe}trial {pick['trial']}, **{pick['best_dev_score']:.2f}**"
-    at_rung = sum(1 for r in rows if r["config"] == family and "rung_dev_score" in r)
+        return f"{label(pick)}, **{pick['best_dev_score']:.2f}**"
     names = candidates(rows, family)
     done = best_first([r for r in rows if r["name"] in names and r.get("full_schedule")], family)
     if not done:
-        return f"{at_rung} of {TUNING_TRIALS} trials at the rung"
-    best = done[0]
-    probe = f"{best['config']} at " if best["config"] != family else ""
-    waiting = sum(1 for p in probes_of(family) if not any(r["config"] == p and "rung_dev_score" in r for r in rows))
+        return f"{len(at_rung(rows, family))} of {TUNING_TRIALS} trials at the rung"
+    waiting = sum(1 for p in probes_of(family) if not at_rung(rows, p))
     running = len(names) - len(done)
     why = ", ".join(part for part in (f"{waiting} design probe{'s' * (waiting != 1)} not at the rung yet" if waiting else "",
                                       f"{running} finalist{'s' * (running != 1)} still under the full schedule"
                                       if running else "") if part)
-    return (f"best under the full schedule so far: {probe}trial {best['trial']} {best['best_dev_score']:.2f}, of "
+    return (f"best under the full schedule so far: {label(done[0])} {done[0]['best_dev_score']:.2f}, of "
             f"{len(done)} finished; the selection waits for {why}")
 
 
